@@ -1,0 +1,589 @@
+// Package activities holds the Temporal activities of axlr's workflows. Each
+// area is a struct holding its dependencies (the session store, the model
+// provider, the workspace tools), built once by axlrd and by tests with real
+// parts behind fake boundaries. Activities are idempotent on their keys: a
+// retry after a crash finds what the first attempt saved and returns it.
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/underpass-ai/axlr/agent"
+	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/tools"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Model is the provider the session activities need.
+type Model interface {
+	Complete(ctx context.Context, req agent.Request, onProgress func(agent.Progress)) (agent.Response, error)
+}
+
+// Session implements workflows.SessionActivities.
+type Session struct {
+	Store    *session.Store
+	Model    Model
+	Settings *settings.Settings
+	// Env is the complete environment of local_exec children.
+	Env []string
+	Log zerolog.Logger
+	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
+	HeartbeatEvery time.Duration
+
+	mu         sync.Mutex
+	workspaces map[string]*tools.Workspace
+	specs      map[string]agent.ToolSpec
+}
+
+var _ workflows.SessionActivities = (*Session)(nil)
+
+// Close closes the workspaces the activities opened.
+func (a *Session) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for _, ws := range a.workspaces {
+		errs = append(errs, ws.Close())
+	}
+	a.workspaces = nil
+	return errors.Join(errs...)
+}
+
+// Limits of what the workflow sees of a call's arguments.
+const (
+	// ArgLimit cuts each argument's text before it reaches the policy.
+	ArgLimit = 2 << 10
+	// previewValueLimit cuts each string in an event's preview.
+	previewValueLimit = 512
+)
+
+// BeginTurn opens the session on first use and appends the person's prompt.
+func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (workflows.BeginTurnResult, error) {
+	log, created, err := a.openOrCreate(in.SessionID)
+	if err != nil {
+		return workflows.BeginTurnResult{}, err
+	}
+	var meta createdData
+	if ev, ok := log.ByKey(keyCreated); ok {
+		if meta, err = decode[createdData](ev); err != nil {
+			return workflows.BeginTurnResult{}, err
+		}
+	}
+	root := in.Root
+	if root == "" {
+		root = meta.Root
+	}
+	if err := checkRoot(root); err != nil {
+		return workflows.BeginTurnResult{}, err
+	}
+	model := firstNonEmpty(in.Model, meta.Model, a.Settings.Model)
+	if model == "" {
+		return workflows.BeginTurnResult{}, temporal.NewNonRetryableApplicationError(
+			`no model: pass --model NAME or set "model" in settings.json`, workflows.ErrTypeBadRequest, nil)
+	}
+	if created || meta.Root == "" {
+		if _, err := appendEvent(log, evCreated, keyCreated, createdData{Root: root, Mode: in.Mode, Model: model}); err != nil {
+			return workflows.BeginTurnResult{}, err
+		}
+		if err := a.appendMessage(log, keySystem, messageData{Message: agent.Message{Role: "system", Content: systemPrompt(root)}}); err != nil {
+			return workflows.BeginTurnResult{}, err
+		}
+	}
+	if in.Prompt != "" {
+		if err := a.appendMessage(log, keyPrompt(in.ExecutionID), messageData{Message: agent.Message{Role: "user", Content: in.Prompt}, Prompt: true}); err != nil {
+			return workflows.BeginTurnResult{}, err
+		}
+	}
+	s := a.Settings
+	return workflows.BeginTurnResult{
+		Revision: log.Len(),
+		Model:    model,
+		Root:     root,
+		Settings: policy.Settings{
+			Autonomous: s.Approvals.Autonomous,
+			Allowed:    append([]string(nil), s.Approvals.Allowed...),
+			AlwaysAsk:  s.AlwaysAsk(),
+		},
+		ContextCap: s.ContextCap(model),
+		MaxTokens:  s.Provider.MaxTokens,
+		Stream:     s.Stream(),
+	}, nil
+}
+
+// ModelRequest asks the model for its next message at a revision of the
+// session. A response already saved for that revision is returned without
+// calling the provider.
+func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInput) (workflows.ModelRequestResult, error) {
+	log, err := a.open(in.SessionID)
+	if err != nil {
+		return workflows.ModelRequestResult{}, err
+	}
+	if ev, ok := log.ByKey(keyResponse(in.Revision)); ok {
+		return a.responseResult(ev)
+	}
+	if n := log.Len(); n != in.Revision {
+		return workflows.ModelRequestResult{}, diverged(in.SessionID, n, in.Revision)
+	}
+	events := log.Events(0)
+	if in.ContextCap > 0 && pastCap(events, in.ContextCap) {
+		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
+	}
+	msgs, err := transcript(events)
+	if err != nil {
+		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
+	}
+	req := agent.Request{Model: in.Model, Messages: msgs, MaxTokens: in.MaxTokens, Stream: in.Stream}
+	for _, name := range in.Tools {
+		spec, ok := a.toolSpec(name)
+		if !ok {
+			return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+name, workflows.ErrTypeBadRequest, nil)
+		}
+		req.Tools = append(req.Tools, spec)
+	}
+
+	var progress agent.Progress
+	var pmu sync.Mutex
+	stop := a.heartbeat(ctx, func() any {
+		pmu.Lock()
+		defer pmu.Unlock()
+		return progress
+	})
+	resp, err := a.Model.Complete(ctx, req, func(p agent.Progress) {
+		pmu.Lock()
+		progress = p
+		pmu.Unlock()
+	})
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return workflows.ModelRequestResult{}, ctx.Err()
+		}
+		if !agent.Transient(err) {
+			return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeProviderRejected, err)
+		}
+		a.Log.Warn().Err(err).Str("session", in.SessionID).Int("revision", in.Revision).Msg("model request failed; retrying")
+		return workflows.ModelRequestResult{}, err
+	}
+	usage := resp.Usage
+	ev, err := appendEvent(log, evMessage, keyResponse(in.Revision), messageData{
+		Message:      agent.Message{Role: "assistant", Content: resp.Text, Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls},
+		Model:        firstNonEmpty(resp.Model, in.Model),
+		FinishReason: resp.FinishReason,
+		Usage:        &usage,
+	})
+	if err != nil {
+		return workflows.ModelRequestResult{}, err
+	}
+	return a.responseResult(ev)
+}
+
+// responseResult builds the workflow's compact view of a saved response.
+func (a *Session) responseResult(ev session.Event) (workflows.ModelRequestResult, error) {
+	d, err := decode[messageData](ev)
+	if err != nil {
+		return workflows.ModelRequestResult{}, err
+	}
+	res := workflows.ModelRequestResult{
+		Revision:     ev.Seq + 1,
+		Text:         cutUTF8(d.Message.Content, workflows.TextLimit),
+		FinishReason: d.FinishReason,
+	}
+	if d.Usage != nil {
+		res.Usage = ledger(*d.Usage)
+	}
+	for i, tc := range d.Message.ToolCalls {
+		res.Calls = append(res.Calls, inspectCall(fmt.Sprintf("%d.%d", ev.Seq, i), tc))
+	}
+	return res, nil
+}
+
+// ToolCall runs one approved call and saves its result. A call whose
+// result is saved returns it; a call that changes the workspace and was
+// started by an earlier attempt is not run again: it is reported uncertain.
+func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (workflows.ToolCallResult, error) {
+	log, err := a.open(in.SessionID)
+	if err != nil {
+		return workflows.ToolCallResult{}, err
+	}
+	if ev, ok := log.ByKey(keyTool(in.Key)); ok {
+		d, err := decode[messageData](ev)
+		if err != nil {
+			return workflows.ToolCallResult{}, err
+		}
+		return workflows.ToolCallResult{Revision: log.Len(), CallID: in.CallID, Tool: in.Tool, Decision: in.Decision, Status: d.Status, Summary: summarize(in.Tool, d.Status, d.Message.Content)}, nil
+	}
+	tc, err := findCall(log, in.Key)
+	if err != nil {
+		return workflows.ToolCallResult{}, err
+	}
+	name, ok := workspaceTool(tc.Name)
+	if !ok {
+		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
+	}
+	result := func(status contract.CallStatus, content string) (workflows.ToolCallResult, error) {
+		ev, err := appendEvent(log, evMessage, keyTool(in.Key), messageData{
+			Message: agent.Message{Role: "tool", ToolCallID: tc.ID, Content: content},
+			Tool:    tc.Name, CallKey: in.Key, Status: status, Decision: in.Decision,
+		})
+		if err != nil {
+			return workflows.ToolCallResult{}, err
+		}
+		return workflows.ToolCallResult{Revision: ev.Seq + 1, CallID: in.CallID, Tool: tc.Name, Decision: in.Decision, Status: status, Summary: summarize(tc.Name, status, content)}, nil
+	}
+	if !tools.ReadOnly(name) {
+		if _, ok := log.ByKey(keyStarted(in.Key)); ok {
+			return result(contract.CallUncertain, "no result: an earlier attempt of this call was interrupted after it may have run. Check the workspace before repeating it.")
+		}
+		if _, err := appendEvent(log, evStarted, keyStarted(in.Key), startedData{
+			CallKey: in.Key, Tool: tc.Name, Attempt: activity.GetInfo(ctx).Attempt,
+		}); err != nil {
+			return workflows.ToolCallResult{}, err
+		}
+	}
+	ws, err := a.workspace(in.Root)
+	if err != nil {
+		return workflows.ToolCallResult{}, err
+	}
+	args, err := toolArgs(tc.Arguments)
+	if err != nil {
+		return result(contract.CallFailed, toolError("invalid_request", err.Error()))
+	}
+	stop := func() {}
+	if name == tools.Exec {
+		stop = a.heartbeat(ctx, func() any { return in.Key })
+	}
+	out, err := ws.Call(ctx, name, args)
+	stop()
+	if ctx.Err() != nil {
+		return workflows.ToolCallResult{}, ctx.Err()
+	}
+	if err != nil {
+		var te *tools.Error
+		if errors.As(err, &te) {
+			return result(contract.CallFailed, toolError(te.Code, te.Message))
+		}
+		return result(contract.CallFailed, toolError("internal_error", err.Error()))
+	}
+	return result(contract.CallCompleted, string(out))
+}
+
+// RecordToolResult saves the result of a call that does not run (forbidden,
+// denied, invalid).
+func (a *Session) RecordToolResult(ctx context.Context, in workflows.RecordToolResultInput) (workflows.RecordToolResultResult, error) {
+	log, err := a.open(in.SessionID)
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	if _, ok := log.ByKey(keyTool(in.Key)); ok {
+		return workflows.RecordToolResultResult{Revision: log.Len(), CallID: in.CallID, Tool: in.Tool, Status: in.Status}, nil
+	}
+	tc, err := findCall(log, in.Key)
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	ev, err := appendEvent(log, evMessage, keyTool(in.Key), messageData{
+		Message: agent.Message{Role: "tool", ToolCallID: tc.ID, Content: in.Message},
+		Tool:    in.Tool, CallKey: in.Key, Status: in.Status, Decision: in.Decision,
+	})
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	return workflows.RecordToolResultResult{Revision: ev.Seq + 1, CallID: in.CallID, Tool: in.Tool, Status: in.Status}, nil
+}
+
+// FinishExecution builds the execution's result from the transcript and
+// saves it in the session it ended in; a result already saved is returned.
+func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecutionInput) (contract.Result, error) {
+	last := in.Sessions[len(in.Sessions)-1]
+	log, err := a.open(last)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	if ev, ok := log.ByKey(keyResult(in.ExecutionID)); ok {
+		return decode[contract.Result](ev)
+	}
+	events := log.Events(0)
+	res := contract.Result{
+		Schema:    contract.Schema,
+		Status:    in.Status,
+		SessionID: last,
+		Sessions:  in.Sessions,
+		Error:     in.Error,
+		ToolCalls: in.ToolCalls,
+		Usage:     in.Usage,
+		Artifacts: []contract.Artifact{},
+	}
+	if res.ToolCalls == nil {
+		res.ToolCalls = []contract.ToolCallRecord{}
+	}
+	if res.Answer, err = answer(events); err != nil {
+		return contract.Result{}, err
+	}
+	if p := in.Pending; p != nil {
+		plog, err := a.open(p.Session)
+		if err != nil {
+			return contract.Result{}, err
+		}
+		tc, err := findCall(plog, p.Key)
+		if err != nil {
+			return contract.Result{}, err
+		}
+		args := json.RawMessage(tc.Arguments)
+		if !json.Valid(args) {
+			// Malformed arguments are shown as the text the model wrote.
+			args, _ = json.Marshal(tc.Arguments)
+		}
+		res.Pending = &contract.PendingCall{CallID: p.CallID, Tool: p.Tool, Arguments: args}
+	}
+	ev, err := appendEvent(log, evResult, keyResult(in.ExecutionID), res)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	return decode[contract.Result](ev)
+}
+
+// answer is the model's last text to the person after the last prompt.
+func answer(events []session.Event) (string, error) {
+	text := ""
+	for _, ev := range events {
+		if ev.Type != evMessage {
+			continue
+		}
+		d, err := decode[messageData](ev)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case d.Prompt:
+			text = ""
+		case d.Message.Role == "assistant" && strings.TrimSpace(d.Message.Content) != "":
+			text = d.Message.Content
+		}
+	}
+	return text, nil
+}
+
+func (a *Session) open(id string) (*session.Log, error) {
+	log, err := a.Store.Log(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("session %s is not in the store", id), workflows.ErrTypeSessionDiverged, err)
+	}
+	if err != nil {
+		var corrupt *session.CorruptError
+		if errors.As(err, &corrupt) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
+		}
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	return log, nil
+}
+
+func (a *Session) openOrCreate(id string) (*session.Log, bool, error) {
+	if a.Store.Exists(id) {
+		log, err := a.open(id)
+		return log, false, err
+	}
+	log, err := a.Store.Create(id)
+	if errors.Is(err, session.ErrExists) {
+		log, err := a.open(id)
+		return log, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("create session %s: %w", id, err)
+	}
+	return log, true, nil
+}
+
+func (a *Session) appendMessage(log *session.Log, key string, d messageData) error {
+	_, err := appendEvent(log, evMessage, key, d)
+	return err
+}
+
+func (a *Session) workspace(root string) (*tools.Workspace, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ws, ok := a.workspaces[root]; ok {
+		return ws, nil
+	}
+	if err := checkRoot(root); err != nil {
+		return nil, err
+	}
+	ws, err := tools.Open(root, tools.Options{Env: a.Env})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("open workspace %s: %v", root, err), workflows.ErrTypeBadRequest, err)
+	}
+	if a.workspaces == nil {
+		a.workspaces = map[string]*tools.Workspace{}
+	}
+	a.workspaces[root] = ws
+	return ws, nil
+}
+
+// heartbeat records a heartbeat at once and then every HeartbeatEvery until
+// the returned stop is called.
+func (a *Session) heartbeat(ctx context.Context, details func() any) (stop func()) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+		return func() {}
+	}
+	every := a.HeartbeatEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx, details())
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+func checkRoot(root string) error {
+	if root == "" {
+		return temporal.NewNonRetryableApplicationError("the session has no workspace root", workflows.ErrTypeBadRequest, nil)
+	}
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("workspace %s is not a directory on this host", root), workflows.ErrTypeBadRequest, err)
+	}
+	return nil
+}
+
+func diverged(id string, have, want int) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("session %s has %d events where the workflow expected %d", id, have, want),
+		workflows.ErrTypeSessionDiverged, nil)
+}
+
+// findCall returns the tool call a key names: "<revision>.<index>", the
+// response's position in the log and the call's index in it.
+func findCall(log *session.Log, key string) (agent.ToolCall, error) {
+	revText, idxText, ok := strings.Cut(key, ".")
+	rev, err1 := strconv.Atoi(revText)
+	idx, err2 := strconv.Atoi(idxText)
+	if !ok || err1 != nil || err2 != nil {
+		return agent.ToolCall{}, temporal.NewNonRetryableApplicationError("malformed call key "+key, workflows.ErrTypeSessionDiverged, nil)
+	}
+	// A response is saved at the revision it answers, so its position
+	// and its key agree.
+	ev, ok := log.ByKey(keyResponse(rev))
+	if !ok {
+		return agent.ToolCall{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("session %s has no response at %d", log.ID(), rev), workflows.ErrTypeSessionDiverged, nil)
+	}
+	d, err := decode[messageData](ev)
+	if err != nil {
+		return agent.ToolCall{}, err
+	}
+	if idx < 0 || idx >= len(d.Message.ToolCalls) {
+		return agent.ToolCall{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("session %s response %d has no call %d", log.ID(), rev, idx), workflows.ErrTypeSessionDiverged, nil)
+	}
+	return d.Message.ToolCalls[idx], nil
+}
+
+func ledger(u agent.Usage) contract.Usage {
+	l := contract.Usage{
+		Requests:         1,
+		PromptTokens:     u.PromptTokens,
+		CachedTokens:     u.CachedTokens,
+		CacheWriteTokens: u.CacheWriteTokens,
+		CompletionTokens: u.CompletionTokens,
+		ReasoningTokens:  u.ReasoningTokens,
+	}
+	if u.CostUSD != nil {
+		l.CostUSD = *u.CostUSD
+		l.CostRequests = 1
+	} else {
+		l.UnmeteredRequests = 1
+	}
+	return l
+}
+
+func toolError(code, msg string) string {
+	// A map of strings always encodes.
+	b, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": msg}})
+	return string(b)
+}
+
+func summarize(tool string, status contract.CallStatus, content string) string {
+	if status != contract.CallCompleted {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal([]byte(content), &e) == nil && e.Error.Code != "" {
+			return cutUTF8(e.Error.Code+": "+e.Error.Message, 200)
+		}
+		return cutUTF8(content, 200)
+	}
+	if tool == "local_exec" {
+		var out struct {
+			ExitCode int `json:"exit_code"`
+		}
+		if json.Unmarshal([]byte(content), &out) == nil {
+			return fmt.Sprintf("exit code %d", out.ExitCode)
+		}
+	}
+	return ""
+}
+
+// appendEvent saves one event whose data is v, once per key.
+func appendEvent(log *session.Log, typ, key string, v any) (session.Event, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return session.Event{}, fmt.Errorf("encode %s event for session %s: %w", typ, log.ID(), err)
+	}
+	ev, _, err := log.Append(session.Event{Type: typ, Key: key, Data: data})
+	if err != nil {
+		return session.Event{}, fmt.Errorf("save %s event %s in session %s: %w", typ, key, log.ID(), err)
+	}
+	return ev, nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// cutUTF8 cuts s to at most n bytes at a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/underpass-ai/axlr/tools"
+)
+
+const (
+	protocolVersion  = 1
+	maxRequestBytes  = 4 << 20
+	maxResponseBytes = 4 << 20
+	profile          = "trusted-local"
+
+	pluginsList = "plugins.list"
+	pluginsCall = "plugins.call"
+
+	codeResponseTooLarge   = "response_too_large"
+	codePluginsUnavailable = "plugins_unavailable"
+
+	exitOK    = 0 // a valid protocol request, whatever the operation's outcome
+	exitFatal = 1 // the worker could not read the request or write the response
+	exitUsage = 2 // bad flags, or protocol input the worker rejected
+
+	timeLayout = "2006-01-02T15:04:05.000Z07:00"
+)
+
+const usage = `usage: axlr --root DIR --profile trusted-local [--env KEY=VALUE]...
+
+axlr reads one JSON request on stdin, runs one workspace tool and writes one
+JSON response on stdout:
+
+  {"protocol_version":1,"request_id":"read-1","tool":"read","arguments":{"path":"README.md"}}
+
+Tools: read, write, edit, exec, search, list (plugins.list and plugins.call
+answer plugins_unavailable: MCP plugins are not supported yet).
+
+Exit codes: 0 for a valid protocol request whatever the operation's outcome,
+2 for bad flags or malformed protocol input, 1 when the worker cannot read the
+request or write the response.
+
+Flags:
+`
+
+// request is the protocol's request document.
+type request struct {
+	ProtocolVersion int             `json:"protocol_version"`
+	RequestID       string          `json:"request_id"`
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+}
+
+// response is the protocol's response document: Output or Error.
+type response struct {
+	ProtocolVersion int             `json:"protocol_version"`
+	RequestID       string          `json:"request_id"`
+	Tool            string          `json:"tool"`
+	Status          string          `json:"status"`
+	StartedAt       string          `json:"started_at"`
+	FinishedAt      string          `json:"finished_at"`
+	DurationMS      int64           `json:"duration_ms"`
+	Output          json.RawMessage `json:"output,omitempty"`
+	Error           *responseError  `json:"error,omitempty"`
+}
+
+type responseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// caller runs one tool; *tools.Workspace is the one the worker uses.
+type caller interface {
+	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// config is what the flags configure.
+type config struct {
+	root string
+	// env is the complete environment of exec children; nil when no --env
+	// was given.
+	env []string
+}
+
+// run is the worker: flags in args, the request on stdin, the response on
+// stdout and diagnostics on stderr. environ is the worker's environment,
+// filtered through tools.RestrictedEnv for exec children unless --env is
+// given. Cancelling ctx (SIGTERM, SIGINT) cancels the operation. It returns
+// the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string, now func() time.Time) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "axlr: %v\n", err)
+		return exitUsage
+	}
+	env := cfg.env
+	if env == nil {
+		env = tools.RestrictedEnv(environ)
+	}
+	ws, err := tools.Open(cfg.root, tools.Options{Env: env})
+	if err != nil {
+		fmt.Fprintf(stderr, "axlr: --root must name an existing workspace directory: %v\n", err)
+		return exitUsage
+	}
+	defer ws.Close()
+
+	body, err := io.ReadAll(io.LimitReader(stdin, maxRequestBytes+1))
+	if err != nil {
+		fmt.Fprintf(stderr, "axlr: read the request from stdin: %v\n", err)
+		return exitFatal
+	}
+	started := now()
+	req, rejection := parseRequest(body)
+	var (
+		out  json.RawMessage
+		terr *tools.Error
+		code = exitOK
+	)
+	if rejection != nil {
+		terr, code = rejection, exitUsage
+	} else {
+		out, terr = dispatch(ctx, ws, req)
+	}
+	b, err := respond(req, out, terr, started, now())
+	if err != nil {
+		fmt.Fprintf(stderr, "axlr: encode the response: %v\n", err)
+		return exitFatal
+	}
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintf(stderr, "axlr: write the response: %v\n", err)
+		return exitFatal
+	}
+	return code
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("axlr", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var (
+		cfg                      config
+		prof                     string
+		env, plugins, pluginEnvs stringList
+	)
+	fs.StringVar(&cfg.root, "root", "", "workspace directory (required)")
+	fs.StringVar(&prof, "profile", "", "execution profile; must be trusted-local")
+	fs.Var(&env, "env", "KEY=VALUE of the exec environment; repeatable; when given, the complete environment")
+	fs.Var(&plugins, "plugin", "MCP plugin manifest (not supported yet: refused)")
+	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE for a plugin (not supported yet: refused)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return config{}, fmt.Errorf("unexpected argument %q: the request is read from stdin", fs.Arg(0))
+	case len(plugins) > 0:
+		return config{}, fmt.Errorf("--plugin %s: MCP plugins are not supported yet", plugins[0])
+	case len(pluginEnvs) > 0:
+		return config{}, errors.New("--plugin-env: MCP plugins are not supported yet")
+	case cfg.root == "":
+		return config{}, errors.New("--root is required: the workspace directory")
+	case prof != profile:
+		return config{}, fmt.Errorf("--profile %q is not supported: pass --profile %s", prof, profile)
+	}
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return config{}, fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		}
+	}
+	if len(env) > 0 {
+		cfg.env = env
+	}
+	return cfg, nil
+}
+
+// parseRequest decodes and checks the request document. A rejection comes
+// with as much of the request as could be read, to echo its id and tool.
+func parseRequest(body []byte) (request, *tools.Error) {
+	var req request
+	reject := func(format string, args ...any) (request, *tools.Error) {
+		return req, &tools.Error{Code: tools.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(body) > maxRequestBytes {
+		return reject("the request body exceeds the %d byte limit", maxRequestBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		if errors.Is(err, io.EOF) {
+			return reject("the request body is empty; send one JSON object")
+		}
+		return reject("the request is not a JSON object: %v", err)
+	}
+	if fields == nil {
+		return reject("the request is not a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return reject("the request body holds more than one JSON document")
+	}
+	// Echo what can be read, even if the request is rejected.
+	json.Unmarshal(fields["request_id"], &req.RequestID)
+	json.Unmarshal(fields["tool"], &req.Tool)
+
+	known := []string{"protocol_version", "request_id", "tool", "arguments"}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(known, k) {
+			return reject("unknown request field %q; a request has protocol_version, request_id, tool and arguments", clip(k))
+		}
+	}
+	v, ok := fields["protocol_version"]
+	if !ok {
+		return reject("protocol_version is missing; this worker speaks protocol_version %d", protocolVersion)
+	}
+	if json.Unmarshal(v, &req.ProtocolVersion) != nil || req.ProtocolVersion != protocolVersion {
+		return reject("protocol_version %s is not supported; this worker speaks protocol_version %d", clip(string(v)), protocolVersion)
+	}
+	var id string
+	if json.Unmarshal(fields["request_id"], &id) != nil || id == "" {
+		return reject("request_id must be a non-empty string")
+	}
+	var tool string
+	if json.Unmarshal(fields["tool"], &tool) != nil || tool == "" {
+		return reject("tool must be a non-empty string")
+	}
+	if !slices.Contains(tools.Names(), tool) && tool != pluginsList && tool != pluginsCall {
+		return reject("unknown tool %q; the tools are %s, %s and %s", clip(tool), strings.Join(tools.Names(), ", "), pluginsList, pluginsCall)
+	}
+	args := bytes.TrimSpace(fields["arguments"])
+	if len(args) == 0 || args[0] != '{' {
+		return reject("arguments must be a JSON object")
+	}
+	req.Arguments = args
+	return req, nil
+}
+
+// clip shortens a value of the request quoted in a message to 64 bytes.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
+// dispatch runs the request's tool.
+func dispatch(ctx context.Context, c caller, req request) (json.RawMessage, *tools.Error) {
+	if req.Tool == pluginsList || req.Tool == pluginsCall {
+		return nil, &tools.Error{Code: codePluginsUnavailable,
+			Message: "MCP plugins are not supported yet: this worker registers no plugin, so " + req.Tool + " is unavailable"}
+	}
+	out, err := c.Call(ctx, req.Tool, req.Arguments)
+	if err != nil {
+		var terr *tools.Error
+		if errors.As(err, &terr) {
+			return nil, terr
+		}
+		return nil, &tools.Error{Code: tools.CodeInternalError, Message: err.Error()}
+	}
+	return out, nil
+}
+
+// status is the protocol status of a failed operation.
+func status(err *tools.Error) string {
+	if err.Code == codePluginsUnavailable {
+		return tools.StatusRejected
+	}
+	return err.Status()
+}
+
+// respond encodes the response, newline-terminated. A response over the
+// size limit becomes a response_too_large failure.
+func respond(req request, out json.RawMessage, terr *tools.Error, started, finished time.Time) ([]byte, error) {
+	resp := response{
+		ProtocolVersion: protocolVersion,
+		RequestID:       req.RequestID,
+		Tool:            req.Tool,
+		Status:          tools.StatusCompleted,
+		StartedAt:       started.UTC().Format(timeLayout),
+		FinishedAt:      finished.UTC().Format(timeLayout),
+		DurationMS:      finished.Sub(started).Milliseconds(),
+		Output:          out,
+	}
+	if terr != nil {
+		resp.Status = status(terr)
+		resp.Error = &responseError{Code: terr.Code, Message: terr.Message}
+	}
+	b, err := encode(resp)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(b) - 1; n > maxResponseBytes {
+		resp.Status, resp.Output = tools.StatusFailed, nil
+		resp.Error = &responseError{Code: codeResponseTooLarge,
+			Message: fmt.Sprintf("the response would be %d bytes, over the %d byte limit, since JSON escaping expands the output; ask for less (smaller max_bytes or max_output_bytes, or a narrower path)", n, maxResponseBytes)}
+		return encode(resp)
+	}
+	return b, nil
+}
+
+func encode(resp response) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,159 @@
+// Package contract holds the runtime contract's shared vocabulary: the
+// execution result (axlr.execution-result/v1), its statuses and exit codes,
+// and the event lines of axlr-tui --exec --json. It is a leaf package: axlrd's
+// workflows and activities produce these values, axlr-tui prints them, and a
+// control plane can decode them.
+package contract
+
+import "encoding/json"
+
+// Schema names the result's version; check it before the fields.
+const Schema = "axlr.execution-result/v1"
+
+// Status is how an execution ended.
+type Status string
+
+// Statuses.
+const (
+	// Completed: the turn ended in an answer.
+	Completed Status = "completed"
+	// NeedsDecision: a call waits for a decision the run was not allowed to take.
+	NeedsDecision Status = "needs_decision"
+	// Interrupted: the turn stopped before its end; the session can be resumed.
+	Interrupted Status = "interrupted"
+	// Failed: the loop returned an error.
+	Failed Status = "failed"
+)
+
+// ExitCode is the axlr-tui exit code for a status: 0 completed, 3
+// needs_decision, 1 interrupted or failed.
+func (s Status) ExitCode() int {
+	switch s {
+	case Completed:
+		return 0
+	case NeedsDecision:
+		return 3
+	}
+	return 1
+}
+
+// Result is the object written once when an execution ends, after the
+// session is saved.
+type Result struct {
+	Schema    string           `json:"schema"`
+	Status    Status           `json:"status"`
+	SessionID string           `json:"session_id"`
+	Sessions  []string         `json:"sessions"`
+	Answer    string           `json:"answer"`
+	Pending   *PendingCall     `json:"pending,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	ToolCalls []ToolCallRecord `json:"tool_calls"`
+	Usage     Usage            `json:"usage"`
+	Artifacts []Artifact       `json:"artifacts"`
+}
+
+// PendingCall is the call a needs_decision execution waits on.
+type PendingCall struct {
+	CallID    string          `json:"call_id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Decision on a call.
+type Decision string
+
+// Decisions.
+const (
+	Approve     Decision = "approve"
+	AutoApprove Decision = "auto_approve"
+	Deny        Decision = "deny"
+)
+
+// CallStatus is what became of a call.
+type CallStatus string
+
+// Call statuses.
+const (
+	CallPending   CallStatus = "pending"
+	CallForbidden CallStatus = "forbidden"
+	CallDenied    CallStatus = "denied"
+	CallCompleted CallStatus = "completed"
+	CallFailed    CallStatus = "failed"
+	CallUncertain CallStatus = "uncertain"
+)
+
+// ToolCallRecord is one call of the session.
+type ToolCallRecord struct {
+	CallID   string     `json:"call_id"`
+	Tool     string     `json:"tool"`
+	Decision Decision   `json:"decision,omitempty"`
+	Status   CallStatus `json:"status"`
+}
+
+// Usage is the ledgers of the spanned sessions, summed.
+type Usage struct {
+	Requests          int64   `json:"requests"`
+	PromptTokens      int64   `json:"prompt_tokens"`
+	CachedTokens      int64   `json:"cached_tokens"`
+	CacheWriteTokens  int64   `json:"cache_write_tokens"`
+	CompletionTokens  int64   `json:"completion_tokens"`
+	ReasoningTokens   int64   `json:"reasoning_tokens"`
+	CostUSD           float64 `json:"cost_usd"`
+	CostRequests      int64   `json:"cost_requests"`
+	UnmeteredRequests int64   `json:"unmetered_requests"`
+}
+
+// Add sums another ledger into u.
+func (u *Usage) Add(o Usage) {
+	u.Requests += o.Requests
+	u.PromptTokens += o.PromptTokens
+	u.CachedTokens += o.CachedTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.CostUSD += o.CostUSD
+	u.CostRequests += o.CostRequests
+	u.UnmeteredRequests += o.UnmeteredRequests
+}
+
+// Artifact is a deliverable of an execution (reserved for Phase 1; the list
+// is empty until then).
+type Artifact struct {
+	Name      string `json:"name"`
+	MediaType string `json:"media_type"`
+	Ref       string `json:"ref"`
+}
+
+// EventType names an event line.
+type EventType string
+
+// Event types of axlr-tui --exec --json.
+const (
+	EventSession          EventType = "session"
+	EventReasoning        EventType = "reasoning"
+	EventText             EventType = "text"
+	EventToolRequested    EventType = "tool.requested"
+	EventToolCompleted    EventType = "tool.completed"
+	EventSessionContinued EventType = "session.continued"
+	EventDecisionRequired EventType = "decision.required"
+	EventCompleted        EventType = "completed"
+	EventFailed           EventType = "failed"
+	EventResult           EventType = "result"
+)
+
+// Event is one step of a turn as it happens; the fields beside Type depend
+// on it.
+type Event struct {
+	Type      EventType       `json:"type"`
+	SessionID string          `json:"session_id,omitempty"`
+	From      string          `json:"from,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Decision  Decision        `json:"decision,omitempty"`
+	Status    CallStatus      `json:"status,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Result    *Result         `json:"result,omitempty"`
+}

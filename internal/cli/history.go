@@ -1,0 +1,388 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Step is one line of a trajectory: an update, an activity or a local
+// activity, with its outcome.
+type Step struct {
+	Time     time.Time `json:"time"`
+	RunID    string    `json:"run_id"`
+	Kind     string    `json:"kind"` // update, activity, local_activity, workflow
+	Name     string    `json:"name"`
+	Detail   string    `json:"detail,omitempty"`
+	Attempt  int32     `json:"attempt,omitempty"`
+	Duration *Duration `json:"duration_ms,omitempty"`
+	Outcome  string    `json:"outcome"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Duration prints as milliseconds in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration in milliseconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).Milliseconds())
+}
+
+// Trajectory is a session workflow's history, readable.
+type Trajectory struct {
+	WorkflowID string   `json:"workflow_id"`
+	Runs       []string `json:"runs"`
+	Steps      []Step   `json:"steps"`
+}
+
+func runHistory(ctx context.Context, args []string, sys IO) error {
+	var o common
+	fs := newFlagSet("axlr-tui history", sys)
+	o.register(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return exitWith(ExitUsage, "usage: axlr-tui history ID [--json] (a session id or a workflow id)")
+	}
+	set, err := o.loadSettings(sys)
+	if err != nil {
+		return err
+	}
+	c, err := o.dial(ctx, sys, set)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	workflowID := pos[0]
+	if !strings.HasPrefix(workflowID, "axlr-") {
+		if workflowID, err = findSession(ctx, c, pos[0]); err != nil {
+			return err
+		}
+	}
+	t, err := LoadTrajectory(ctx, c, workflowID)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(sys.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	}
+	t.Print(sys.Stdout)
+	return nil
+}
+
+// LoadTrajectory reads every run of a workflow, following continue-as-new
+// back to the first, and returns its steps oldest first.
+func LoadTrajectory(ctx context.Context, c client.Client, workflowID string) (*Trajectory, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return nil, exitWith(ExitFailed, "workflow %s: %s", workflowID, oneLine(err))
+	}
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	var runs [][]*historypb.HistoryEvent
+	var ids []string
+	for runID != "" {
+		var events []*historypb.HistoryEvent
+		it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return nil, exitWith(ExitFailed, "history of %s run %s: %s", workflowID, runID, oneLine(err))
+			}
+			events = append(events, ev)
+		}
+		runs = append([][]*historypb.HistoryEvent{events}, runs...)
+		ids = append([]string{runID}, ids...)
+		runID = ""
+		if len(events) > 0 {
+			runID = events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		}
+	}
+	t := &Trajectory{WorkflowID: workflowID, Runs: ids}
+	dc := converter.GetDefaultDataConverter()
+	for i, events := range runs {
+		t.Steps = append(t.Steps, Steps(ids[i], events, dc)...)
+	}
+	return t, nil
+}
+
+// Steps turns one run's history events into steps.
+func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConverter) []Step {
+	var steps []Step
+	scheduled := map[int64]int{} // activity scheduled event id -> step index
+	started := map[int64]time.Time{}
+	updates := map[string]int{} // update id -> step index
+	var since time.Time         // start of the current local activity
+	for _, ev := range events {
+		at := ev.GetEventTime().AsTime()
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			a := ev.GetWorkflowExecutionStartedEventAttributes()
+			detail := "first run"
+			if a.GetContinuedExecutionRunId() != "" {
+				detail = "continued as new from " + a.GetContinuedExecutionRunId()
+			}
+			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "started", Detail: detail, Outcome: a.GetTaskQueue().GetName()})
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			since = at
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes()
+			req := a.GetAcceptedRequest()
+			name := req.GetInput().GetName()
+			updates[req.GetMeta().GetUpdateId()] = len(steps)
+			steps = append(steps, Step{Time: at, RunID: runID, Kind: "update", Name: name, Detail: updateDetail(name, req.GetInput().GetArgs(), dc), Outcome: "accepted"})
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+			a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes()
+			if i, ok := updates[a.GetMeta().GetUpdateId()]; ok && a.GetOutcome().GetFailure() != nil {
+				steps[i].Outcome = "failed"
+				steps[i].Error = a.GetOutcome().GetFailure().GetMessage()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			a := ev.GetActivityTaskScheduledEventAttributes()
+			scheduled[ev.GetEventId()] = len(steps)
+			steps = append(steps, Step{Time: at, RunID: runID, Kind: "activity", Name: shortName(a.GetActivityType().GetName()),
+				Detail: activityInput(a.GetActivityType().GetName(), a.GetInput(), dc), Outcome: "scheduled"})
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			a := ev.GetActivityTaskStartedEventAttributes()
+			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
+				steps[i].Attempt = a.GetAttempt()
+				steps[i].Outcome = "running"
+				started[a.GetScheduledEventId()] = at
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := ev.GetActivityTaskCompletedEventAttributes()
+			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
+				steps[i].Outcome = activityOutcome(steps[i].Name, a.GetResult(), dc)
+				setDuration(&steps[i], started[a.GetScheduledEventId()], at)
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			a := ev.GetActivityTaskFailedEventAttributes()
+			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
+				steps[i].Outcome = "failed"
+				steps[i].Error = a.GetFailure().GetMessage()
+				setDuration(&steps[i], started[a.GetScheduledEventId()], at)
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			a := ev.GetActivityTaskTimedOutEventAttributes()
+			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
+				steps[i].Outcome = "timed out"
+				steps[i].Error = a.GetFailure().GetMessage()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			a := ev.GetActivityTaskCanceledEventAttributes()
+			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
+				steps[i].Outcome = "cancelled"
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			a := ev.GetMarkerRecordedEventAttributes()
+			if a.GetMarkerName() != "LocalActivity" {
+				continue
+			}
+			var md struct {
+				ActivityType string
+				ReplayTime   time.Time
+				Attempt      int32
+			}
+			if p := a.GetDetails()["data"]; p != nil {
+				_ = dc.FromPayloads(p, &md)
+			}
+			s := Step{Time: md.ReplayTime, RunID: runID, Kind: "local_activity", Name: shortName(md.ActivityType), Attempt: md.Attempt}
+			if s.Time.IsZero() {
+				s.Time = at
+			}
+			if f := a.GetFailure(); f != nil {
+				s.Outcome, s.Error = "failed", f.GetMessage()
+			} else {
+				s.Detail, s.Outcome = localOutcome(md.ActivityType, a.GetDetails()["result"], dc)
+			}
+			if !since.IsZero() {
+				setDuration(&s, since, s.Time)
+			}
+			since = s.Time
+			steps = append(steps, s)
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "continued as new", Outcome: ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "closed", Outcome: strings.ToLower(strings.TrimPrefix(ev.GetEventType().String(), "WorkflowExecution"))})
+		}
+	}
+	return steps
+}
+
+func setDuration(s *Step, from, to time.Time) {
+	if from.IsZero() || to.Before(from) {
+		return
+	}
+	d := Duration(to.Sub(from))
+	s.Duration = &d
+}
+
+func shortName(activityType string) string { return strings.TrimPrefix(activityType, "session.") }
+
+func updateDetail(name string, args *commonpb.Payloads, dc converter.DataConverter) string {
+	switch name {
+	case workflows.UpdateExecute:
+		var r workflows.ExecuteRequest
+		if dc.FromPayloads(args, &r) == nil {
+			d := fmt.Sprintf("%q", cut(r.Prompt, 80))
+			if r.Model != "" {
+				d += " model " + r.Model
+			}
+			return d + " approve " + string(r.Approval)
+		}
+	case workflows.UpdateDecide:
+		var r workflows.DecideRequest
+		if dc.FromPayloads(args, &r) == nil {
+			call := r.CallID
+			if call == "" {
+				call = "the pending call"
+			}
+			return fmt.Sprintf("%s %s", r.Decision, call)
+		}
+	case workflows.UpdateInterrupt:
+		var r workflows.InterruptRequest
+		if dc.FromPayloads(args, &r) == nil {
+			return r.Reason
+		}
+	}
+	return ""
+}
+
+func activityInput(activityType string, in *commonpb.Payloads, dc converter.DataConverter) string {
+	switch activityType {
+	case workflows.ActivityModelRequest:
+		var r workflows.ModelRequestInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("%s at revision %d", r.Model, r.Revision)
+		}
+	case workflows.ActivityToolCall:
+		var r workflows.ToolCallInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("%s call %s · %s", r.Tool, r.CallID, r.Decision)
+		}
+	}
+	return ""
+}
+
+func activityOutcome(name string, out *commonpb.Payloads, dc converter.DataConverter) string {
+	switch "session." + name {
+	case workflows.ActivityModelRequest:
+		var r workflows.ModelRequestResult
+		if dc.FromPayloads(out, &r) == nil {
+			return modelOutcome(r)
+		}
+	case workflows.ActivityToolCall:
+		var r workflows.ToolCallResult
+		if dc.FromPayloads(out, &r) == nil {
+			return toolOutcome(string(r.Status), r.Summary)
+		}
+	}
+	return "completed"
+}
+
+func modelOutcome(r workflows.ModelRequestResult) string {
+	if r.ContextFull {
+		return "context cap reached"
+	}
+	what := "answer"
+	if n := len(r.Calls); n > 0 {
+		names := make([]string, n)
+		for i, c := range r.Calls {
+			names[i] = c.Tool
+		}
+		what = fmt.Sprintf("%d call(s): %s", n, strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("%s · %d→%d tokens", what, r.Usage.PromptTokens, r.Usage.CompletionTokens)
+}
+
+func toolOutcome(status, summary string) string {
+	if summary == "" {
+		return status
+	}
+	return status + ": " + summary
+}
+
+func localOutcome(activityType string, out *commonpb.Payloads, dc converter.DataConverter) (detail, outcome string) {
+	if out == nil {
+		return "", "completed"
+	}
+	switch activityType {
+	case workflows.ActivityBeginTurn:
+		var r workflows.BeginTurnResult
+		if dc.FromPayloads(out, &r) == nil {
+			return "model " + r.Model, fmt.Sprintf("revision %d", r.Revision)
+		}
+	case workflows.ActivityToolCall:
+		var r workflows.ToolCallResult
+		if dc.FromPayloads(out, &r) == nil {
+			return fmt.Sprintf("%s call %s · %s", r.Tool, r.CallID, r.Decision), toolOutcome(string(r.Status), r.Summary)
+		}
+	case workflows.ActivityRecordToolResult:
+		var r workflows.RecordToolResultResult
+		if dc.FromPayloads(out, &r) == nil {
+			return fmt.Sprintf("%s call %s", r.Tool, r.CallID), string(r.Status)
+		}
+	case workflows.ActivityContinueSession:
+		var r workflows.ContinueSessionResult
+		if dc.FromPayloads(out, &r) == nil {
+			return "", "successor " + r.SessionID
+		}
+	case workflows.ActivityFinishExecution:
+		var r struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
+		if dc.FromPayloads(out, &r) == nil {
+			return "", strings.TrimSpace(r.Status + " " + r.Error)
+		}
+	}
+	return "", "completed"
+}
+
+// Print writes the trajectory as a table.
+func (t *Trajectory) Print(out io.Writer) {
+	fmt.Fprintf(out, "workflow %s · %d run(s)\n", t.WorkflowID, len(t.Runs))
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tSTEP\tDETAIL\tATTEMPT\tTOOK\tOUTCOME")
+	for _, s := range t.Steps {
+		attempt := "-"
+		if s.Attempt > 0 {
+			attempt = fmt.Sprint(s.Attempt)
+		}
+		took := "-"
+		if s.Duration != nil {
+			took = time.Duration(*s.Duration).Round(time.Millisecond).String()
+		}
+		outcome := s.Outcome
+		if s.Error != "" {
+			outcome += ": " + oneLineString(s.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Time.Local().Format("15:04:05.000"), s.Kind+" "+s.Name, s.Detail, attempt, took, outcome)
+	}
+	tw.Flush()
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

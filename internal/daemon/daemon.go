@@ -1,0 +1,369 @@
+// Package daemon is axlrd: it reads the settings, starts the embedded
+// Temporal server (or connects to an existing cluster), and runs the worker
+// that executes axlr's workflows and activities until it is told to stop.
+//
+// cmd/axlrd only calls Main; tests call Run, in process or through a
+// re-executed test binary, so a crash test can kill a real daemon.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/underpass-ai/axlr/activities"
+	"github.com/underpass-ai/axlr/agent"
+	"github.com/underpass-ai/axlr/internal/embedtemporal"
+	"github.com/underpass-ai/axlr/internal/hostid"
+	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/internal/zlog"
+	"github.com/underpass-ai/axlr/redact"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/tools"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Defaults of the embedded server.
+const (
+	DefaultFrontendPort = 7233
+	DefaultUIPort       = 8233
+	DefaultNamespace    = "default"
+)
+
+// Options configure a daemon. Zero values take the defaults on each field.
+type Options struct {
+	// StateDir holds temporal.db, the session logs and the lock. Default:
+	// settings daemon.state_dir, then $XDG_STATE_HOME/axlr.
+	StateDir string
+	// FrontendPort of the embedded server. Default 7233.
+	FrontendPort int
+	// UIPort of the Web UI; 0 runs none. Default 8233 (set UIPortSet to
+	// honour an explicit 0).
+	UIPort    int
+	UIPortSet bool
+	// TemporalAddress uses an existing cluster and starts no server.
+	TemporalAddress string
+	// Namespace. Default "default".
+	Namespace string
+	// LogLevel: trace, debug, info (default), warn, error.
+	LogLevel string
+	// SettingsPath. Default $XDG_CONFIG_HOME/axlr/settings.json.
+	SettingsPath string
+	// Getenv reads the environment. Default os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment exec children are filtered from. Default
+	// os.Environ().
+	Environ []string
+	// Stdout receives the ready line; Stderr the logs.
+	Stdout, Stderr io.Writer
+	// Ready, when set, is called once the worker runs.
+	Ready func(Info)
+}
+
+// Info describes a running daemon.
+type Info struct {
+	Frontend  string
+	Namespace string
+	UIURL     string
+	StateDir  string
+	HostID    string
+	TaskQueue string
+}
+
+// Main parses axlrd's command line and runs the daemon until SIGINT or
+// SIGTERM. It returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "axlrd:", err)
+		return 2
+	}
+	opts.Stdout, opts.Stderr = stdout, stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, opts); err != nil {
+		fmt.Fprintln(stderr, "axlrd:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("axlrd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: axlrd [flags]
+
+axlrd runs axlr's workflows: by default on an embedded Temporal server that
+persists to <state-dir>/temporal.db, with the Temporal Web UI, and a worker.
+Settings come from $XDG_CONFIG_HOME/axlr/settings.json; flags override them.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.StateDir, "state-dir", "", "state directory (default $XDG_STATE_HOME/axlr)")
+	fs.IntVar(&o.FrontendPort, "frontend-port", 0, "embedded Temporal frontend port on 127.0.0.1 (default 7233)")
+	fs.IntVar(&o.UIPort, "ui-port", 0, "Temporal Web UI port on 127.0.0.1; 0 turns it off (default 8233)")
+	fs.StringVar(&o.TemporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster; starts no embedded server")
+	fs.StringVar(&o.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
+	fs.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default info)")
+	fs.StringVar(&o.SettingsPath, "settings", "", "settings file (default $XDG_CONFIG_HOME/axlr/settings.json)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (axlrd takes flags only; see --help)", fs.Arg(0))
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "ui-port" {
+			o.UIPortSet = true
+		}
+	})
+	return o, nil
+}
+
+// Run runs the daemon until ctx is done, then stops the worker and the
+// server.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.SettingsPath == "" {
+		if o.SettingsPath, err = settings.DefaultPath(o.Getenv); err != nil {
+			return err
+		}
+	}
+	set, err := settings.Load(o.SettingsPath)
+	if err != nil {
+		return err
+	}
+	if err := o.fill(set); err != nil {
+		return err
+	}
+	level, err := zlog.ParseLevel(o.LogLevel)
+	if err != nil {
+		return err
+	}
+	log := zlog.New(o.Stderr, level)
+	for _, k := range set.Unknown {
+		log.Warn().Str("file", set.Path).Str("key", k).Msg("unknown settings key ignored")
+	}
+	host, err := hostid.Get(o.Getenv)
+	if err != nil {
+		return err
+	}
+	lock, err := lockStateDir(o.StateDir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, lock.release()) }()
+
+	info := Info{Namespace: o.Namespace, StateDir: o.StateDir, HostID: host, TaskQueue: workflows.HostTaskQueue(host)}
+	if o.TemporalAddress == "" {
+		start := time.Now()
+		srv, err := embedtemporal.Start(embedtemporal.Options{
+			DatabaseFile:     filepath.Join(o.StateDir, "temporal.db"),
+			FrontendPort:     o.FrontendPort,
+			UIPort:           o.UIPort,
+			Namespaces:       []string{o.Namespace},
+			Logger:           log,
+			SearchAttributes: map[string]enumspb.IndexedValueType{workflows.SearchAttributeSessions: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+		})
+		if err != nil {
+			return fmt.Errorf("embedded temporal server: %w", err)
+		}
+		defer srv.Stop()
+		info.Frontend, info.UIURL = srv.FrontendAddress(), srv.UIURL()
+		log.Debug().Dur("took", time.Since(start)).Msg("embedded temporal server started")
+	} else {
+		info.Frontend = o.TemporalAddress
+	}
+
+	red := redact.New(append(append(append([]string(nil), set.Secrets...), set.Provider.APIKey), redact.Secrets(o.Environ)...))
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:      info.Frontend,
+		Namespace:     o.Namespace,
+		Logger:        zlog.SDK{L: log.With().Str("component", "sdk").Logger()},
+		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
+	})
+	if err != nil {
+		return fmt.Errorf("connect to temporal at %s (namespace %s): %w", info.Frontend, o.Namespace, err)
+	}
+	defer c.Close()
+	if err := ensureSearchAttribute(ctx, c, o.Namespace); err != nil {
+		return err
+	}
+
+	store, err := session.Open(filepath.Join(o.StateDir, "sessions"), session.Options{Redactor: red})
+	if err != nil {
+		return fmt.Errorf("open session store: %w", err)
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+
+	acts := &activities.Session{
+		Store:    store,
+		Model:    agent.NewClient(providerConfig(&set.Settings, o.Getenv)),
+		Settings: &set.Settings,
+		Env:      tools.RestrictedEnv(o.Environ),
+		Log:      log,
+	}
+	defer func() { err = errors.Join(err, acts.Close()) }()
+
+	w := worker.New(c, info.TaskQueue, worker.Options{
+		WorkerStopTimeout: 10 * time.Second,
+		OnFatalError:      func(err error) { log.Error().Err(err).Msg("worker stopped") },
+	})
+	Register(w, acts)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on %s: %w", info.TaskQueue, err)
+	}
+	defer w.Stop()
+
+	ui := info.UIURL
+	if ui == "" {
+		ui = "off"
+	}
+	fmt.Fprintf(o.Stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s\n",
+		info.Frontend, info.Namespace, ui, info.StateDir, info.TaskQueue)
+	log.Info().Str("frontend", info.Frontend).Str("ui", ui).Str("state_dir", info.StateDir).Str("task_queue", info.TaskQueue).Msg("axlrd ready")
+	if o.Ready != nil {
+		o.Ready(info)
+	}
+	<-ctx.Done()
+	log.Info().Msg("axlrd stopping")
+	return nil
+}
+
+// Register registers the session workflow and its activities on a worker.
+func Register(w worker.Registry, acts *activities.Session) {
+	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
+	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
+}
+
+// fill applies the settings' daemon defaults under the flags.
+func (o *Options) fill(set *settings.Loaded) error {
+	d := set.Daemon
+	if o.StateDir == "" {
+		o.StateDir = d.StateDir
+	}
+	if o.StateDir == "" {
+		dir, err := settings.DefaultStateDir(o.Getenv)
+		if err != nil {
+			return err
+		}
+		o.StateDir = dir
+	}
+	abs, err := filepath.Abs(o.StateDir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", o.StateDir, err)
+	}
+	o.StateDir = abs
+	if o.FrontendPort == 0 {
+		o.FrontendPort = d.FrontendPort
+	}
+	if o.FrontendPort == 0 {
+		o.FrontendPort = DefaultFrontendPort
+	}
+	if !o.UIPortSet {
+		o.UIPort = DefaultUIPort
+		if d.UIPort != nil {
+			o.UIPort = *d.UIPort
+		}
+	}
+	if o.FrontendPort < 0 || o.FrontendPort > 65535 || o.UIPort < 0 || o.UIPort > 65535 {
+		return fmt.Errorf("ports must be 0 to 65535 (frontend %d, ui %d)", o.FrontendPort, o.UIPort)
+	}
+	if o.TemporalAddress == "" {
+		o.TemporalAddress = d.TemporalAddress
+	}
+	if o.Namespace == "" {
+		o.Namespace = d.Namespace
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = d.LogLevel
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	return nil
+}
+
+// providerConfig merges the settings' provider with the environment, which
+// wins: OPENAI_BASE_URL, OPENAI_API_KEY, OPENROUTER_API_KEY.
+func providerConfig(s *settings.Settings, getenv func(string) string) agent.Config {
+	env := agent.ConfigFromEnv(getenv)
+	return agent.Config{
+		BaseURL: firstNonEmpty(strings.TrimSpace(getenv("OPENAI_BASE_URL")), s.Provider.BaseURL, env.BaseURL),
+		APIKey:  firstNonEmpty(env.APIKey, s.Provider.APIKey),
+		Headers: s.Provider.Headers,
+	}
+}
+
+// ensureSearchAttribute registers AxlrSessions on the namespace when it is
+// missing: the session workflow upserts it, and an unknown attribute would
+// fail its workflow tasks.
+func ensureSearchAttribute(ctx context.Context, c client.Client, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	name := workflows.SearchAttributeSessions
+	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes of namespace %s: %w", namespace, err)
+	}
+	if t, ok := list.GetCustomAttributes()[name]; ok {
+		if t != enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST {
+			return fmt.Errorf("search attribute %s of namespace %s is %s, not KeywordList", name, namespace, t)
+		}
+		return nil
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        namespace,
+		SearchAttributes: map[string]enumspb.IndexedValueType{name: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+	}); err != nil {
+		return fmt.Errorf("register search attribute %s (KeywordList) on namespace %s: %w; an operator can add it with: temporal operator search-attribute create --namespace %s --name %s --type KeywordList",
+			name, namespace, err, namespace, name)
+	}
+	return nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,266 @@
+// Package e2e tests axlrd end to end: the embedded Temporal server on
+// SQLite, the worker, the real activities, the session store and workspace
+// tools, an httptest OpenAI-compatible model, and axlr-tui's commands. The
+// tests that kill the daemon run it as a separate process: this test binary,
+// re-executed as axlrd.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/daemon"
+)
+
+// daemonEnv, set to 1, makes this test binary run axlrd's Main.
+const daemonEnv = "AXLR_E2E_DAEMON"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(daemonEnv) == "1" {
+		os.Exit(daemon.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// env is a test's environment: the daemon's and axlr-tui's.
+type env struct {
+	t         *testing.T
+	dir       string
+	stateDir  string
+	workspace string
+	port      int
+	vars      map[string]string
+}
+
+func newEnv(t *testing.T, modelURL string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{
+		t:         t,
+		dir:       dir,
+		stateDir:  filepath.Join(dir, "state"),
+		workspace: filepath.Join(dir, "workspace"),
+		port:      freePort(t),
+	}
+	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.vars = map[string]string{
+		"HOME":            dir,
+		"PATH":            os.Getenv("PATH"),
+		"XDG_CONFIG_HOME": filepath.Join(dir, "config"),
+		"XDG_STATE_HOME":  filepath.Join(dir, "xdgstate"),
+		"AXLR_HOST_ID":    "e2e",
+		"OPENAI_BASE_URL": modelURL,
+		"OPENAI_API_KEY":  "sk-test-secret-value-1234",
+	}
+	return e
+}
+
+func (e *env) getenv(k string) string { return e.vars[k] }
+
+func (e *env) environ() []string {
+	var out []string
+	for k, v := range e.vars {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func (e *env) address() string { return fmt.Sprintf("127.0.0.1:%d", e.port) }
+
+func (e *env) writeSettings(doc string) {
+	e.t.Helper()
+	path := filepath.Join(e.vars["XDG_CONFIG_HOME"], "axlr", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// inProcess is a daemon running in the test process.
+type inProcess struct {
+	cancel context.CancelFunc
+	done   chan error
+	info   daemon.Info
+	logs   *syncBuffer
+}
+
+// start runs axlrd in this process until the test ends.
+func (e *env) start() *inProcess {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan daemon.Info, 1)
+	d := &inProcess{cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}}
+	go func() {
+		d.done <- daemon.Run(ctx, daemon.Options{
+			StateDir:     e.stateDir,
+			FrontendPort: e.port,
+			UIPortSet:    true,
+			Getenv:       e.getenv,
+			Environ:      e.environ(),
+			Stderr:       d.logs,
+			LogLevel:     "warn",
+			Ready:        func(i daemon.Info) { ready <- i },
+		})
+	}()
+	select {
+	case d.info = <-ready:
+	case err := <-d.done:
+		e.t.Fatalf("axlrd did not start: %v\n%s", err, d.logs.String())
+	case <-time.After(2 * time.Minute):
+		e.t.Fatalf("axlrd not ready after 2 minutes\n%s", d.logs.String())
+	}
+	e.t.Cleanup(d.stop)
+	return d
+}
+
+func (d *inProcess) stop() {
+	d.cancel()
+	<-d.done
+}
+
+// process is axlrd as a child process (this binary re-executed).
+type process struct {
+	cmd    *exec.Cmd
+	stdout *syncBuffer
+	stderr *syncBuffer
+	waited chan struct{}
+}
+
+// spawn starts axlrd as a child process and waits for its ready line.
+func (e *env) spawn() *process {
+	e.t.Helper()
+	cmd := exec.Command(os.Args[0], "--state-dir", e.stateDir, "--frontend-port", fmt.Sprint(e.port), "--ui-port", "0", "--log-level", "warn")
+	cmd.Env = append(e.environ(), daemonEnv+"=1")
+	p := &process{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, waited: make(chan struct{})}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			p.stdout.Write([]byte(line + "\n"))
+			if strings.HasPrefix(line, "axlrd ready:") {
+				close(ready)
+			}
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(p.waited)
+	}()
+	select {
+	case <-ready:
+	case <-p.waited:
+		e.t.Fatalf("axlrd exited before it was ready\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+	case <-time.After(2 * time.Minute):
+		e.t.Fatalf("axlrd not ready after 2 minutes\nstderr:\n%s", p.stderr)
+	}
+	e.t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *process) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.waited
+}
+
+// cliResult is what one axlr-tui command printed and returned.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// tui runs axlr-tui's Main in this process.
+func (e *env) tui(ctx context.Context, args ...string) cliResult {
+	var stdout, stderr syncBuffer
+	code := cli.Main(ctx, append(args, "--temporal-address", e.address()), cli.IO{
+		Stdin:  strings.NewReader(""),
+		Stdout: &stdout,
+		Stderr: &stderr,
+		Getenv: e.getenv,
+		Getwd:  func() (string, error) { return e.workspace, nil },
+	})
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// lines decodes --json output: the event lines and the final result.
+func lines(t *testing.T, out string) ([]contract.Event, *contract.Result) {
+	t.Helper()
+	var evs []contract.Event
+	var res *contract.Result
+	dec := json.NewDecoder(strings.NewReader(out))
+	for {
+		var ev contract.Event
+		err := dec.Decode(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("decode output line: %v\n%s", err, out)
+		}
+		if ev.Type == contract.EventResult {
+			res = ev.Result
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	if res == nil {
+		t.Fatalf("no result line in:\n%s", out)
+	}
+	return evs, res
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,66 @@
+package embedtemporal
+
+import (
+	"fmt"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+)
+
+// zlog adapts zerolog to the server's log.Logger. The server is chatty at
+// info level, so its info lines are logged at debug; warnings and errors keep
+// their level.
+type zlog struct {
+	l zerolog.Logger
+}
+
+func newTemporalLogger(l zerolog.Logger) log.Logger {
+	return zlog{l: l.With().Str("component", "temporal").Logger()}
+}
+
+var _ log.WithLogger = zlog{}
+
+func (z zlog) With(tags ...tag.Tag) log.Logger {
+	ctx := z.l.With()
+	for _, t := range tags {
+		ctx = ctx.Interface(t.Key(), tagValue(t))
+	}
+	return zlog{l: ctx.Logger()}
+}
+
+func (z zlog) Debug(msg string, tags ...tag.Tag) { z.emit(z.l.Trace(), msg, tags) }
+func (z zlog) Info(msg string, tags ...tag.Tag)  { z.emit(z.l.Debug(), msg, tags) }
+func (z zlog) Warn(msg string, tags ...tag.Tag)  { z.emit(z.l.Warn(), msg, tags) }
+func (z zlog) Error(msg string, tags ...tag.Tag) { z.emit(z.l.Error(), msg, tags) }
+func (z zlog) DPanic(msg string, tags ...tag.Tag) {
+	z.emit(z.l.Error(), msg, tags)
+}
+func (z zlog) Panic(msg string, tags ...tag.Tag) {
+	z.emit(z.l.Error(), msg, tags)
+	panic(msg)
+}
+func (z zlog) Fatal(msg string, tags ...tag.Tag) {
+	z.emit(z.l.Fatal(), msg, tags)
+}
+
+func (z zlog) emit(e *zerolog.Event, msg string, tags []tag.Tag) {
+	if e == nil {
+		return
+	}
+	for _, t := range tags {
+		e = e.Interface(t.Key(), tagValue(t))
+	}
+	e.Msg(msg)
+}
+
+func tagValue(t tag.Tag) any {
+	switch v := t.Value().(type) {
+	case error:
+		return v.Error()
+	case fmt.Stringer:
+		return v.String()
+	default:
+		return v
+	}
+}

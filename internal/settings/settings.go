@@ -1,0 +1,309 @@
+// Package settings reads axlr's settings.json: the person's defaults for
+// models, approvals, the model provider and the daemon. Both axlrd and
+// axlr-tui read it; flags override it and environment variables override the
+// provider's fields.
+//
+// Keys the file does not know are reported as warnings, never silently
+// ignored and never fatal, so a settings file shared with a newer release
+// keeps working. A malformed file or a known key with a wrong type is an
+// error naming the file.
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// MaxSize is the largest settings file accepted.
+const MaxSize = 64 << 10
+
+// Settings is the content of settings.json. Zero values mean "not set"; use
+// the accessor methods for the effective values with their defaults.
+type Settings struct {
+	Model              string           `json:"model,omitempty"`
+	Language           string           `json:"language,omitempty"`
+	Theme              string           `json:"theme,omitempty"`
+	Icons              string           `json:"icons,omitempty"`
+	ReduceMotion       bool             `json:"reduce_motion,omitempty"`
+	FavoriteModels     []string         `json:"favorite_models,omitempty"`
+	ReviewerModel      string           `json:"reviewer_model,omitempty"`
+	ContextTokens      int              `json:"context_tokens,omitempty"`
+	PromptTokens       int              `json:"prompt_tokens,omitempty"`
+	TraceRetentionDays *int             `json:"trace_retention_days,omitempty"`
+	Approvals          Approvals        `json:"approvals,omitzero"`
+	Provider           Provider         `json:"provider,omitzero"`
+	Daemon             Daemon           `json:"daemon,omitzero"`
+	Models             map[string]Model `json:"models,omitempty"`
+	// Secrets are extra values redacted from transcripts and workflow
+	// history, beside the provider key and the credentials of the
+	// environment.
+	Secrets []string `json:"secrets,omitempty"`
+
+	// Keys of later features: known, kept, not used yet.
+	Repair      json.RawMessage `json:"repair,omitempty" settings:"opaque"`
+	Jobs        json.RawMessage `json:"jobs,omitempty" settings:"opaque"`
+	Plan        json.RawMessage `json:"plan,omitempty" settings:"opaque"`
+	Ceremonies  json.RawMessage `json:"ceremonies,omitempty" settings:"opaque"`
+	Jev         json.RawMessage `json:"jev,omitempty" settings:"opaque"`
+	LocalModels json.RawMessage `json:"local_models,omitempty" settings:"opaque"`
+	Made        json.RawMessage `json:"made,omitempty" settings:"opaque"`
+	Kmp         json.RawMessage `json:"kmp,omitempty" settings:"opaque"`
+}
+
+// Approvals are the settings' approval rules.
+type Approvals struct {
+	// Autonomous approves every call the execution's policy and the
+	// destructive list leave to approval (default false).
+	Autonomous bool `json:"autonomous,omitempty"`
+	// Allowed names tools approved without asking, exactly as the model
+	// calls them (default none).
+	Allowed []string `json:"allowed,omitempty"`
+	// AlwaysAsk is the destructive list: commands ("git push --force") and
+	// tool names that ask for a decision under every approval level. Absent,
+	// DefaultAlwaysAsk applies; present, it replaces it.
+	AlwaysAsk *[]string `json:"always_ask,omitempty"`
+}
+
+// Provider configures the OpenAI-compatible model provider.
+type Provider struct {
+	// BaseURL, default https://api.openai.com/v1 (OPENAI_BASE_URL wins).
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKey (OPENAI_API_KEY or OPENROUTER_API_KEY win).
+	APIKey string `json:"api_key,omitempty"`
+	// Stream asks for server-sent events (default true).
+	Stream *bool `json:"stream,omitempty"`
+	// Headers are sent with every request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// MaxTokens caps each response (0: the provider's default).
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// Model holds per-model options.
+type Model struct {
+	// ContextTokens is the model's context cap; 0 falls back to the global
+	// context_tokens.
+	ContextTokens int `json:"context_tokens,omitempty"`
+}
+
+// Daemon holds axlrd's defaults; its flags override them.
+type Daemon struct {
+	StateDir        string `json:"state_dir,omitempty"`
+	FrontendPort    int    `json:"frontend_port,omitempty"`
+	UIPort          *int   `json:"ui_port,omitempty"`
+	TemporalAddress string `json:"temporal_address,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	LogLevel        string `json:"log_level,omitempty"`
+}
+
+// DefaultAlwaysAsk is the destructive list when settings name none.
+var DefaultAlwaysAsk = []string{
+	"git push --force",
+	"git push -f",
+	"git push --force-with-lease",
+	"git push --mirror",
+	"git push --delete",
+	"git reset --hard",
+	"git clean -f",
+	"git clean -fd",
+	"git clean -fdx",
+	"git clean -ffdx",
+	"git branch -D",
+	"git checkout -- .",
+	"git restore .",
+	"rm -rf",
+	"rm -fr",
+	"rm -r",
+}
+
+// AlwaysAsk returns the effective destructive list.
+func (s *Settings) AlwaysAsk() []string {
+	if s.Approvals.AlwaysAsk == nil {
+		return append([]string(nil), DefaultAlwaysAsk...)
+	}
+	return append([]string(nil), (*s.Approvals.AlwaysAsk)...)
+}
+
+// ContextCap returns the context cap for a model in tokens; 0 is no cap.
+func (s *Settings) ContextCap(model string) int {
+	if m, ok := s.Models[model]; ok && m.ContextTokens > 0 {
+		return m.ContextTokens
+	}
+	return s.ContextTokens
+}
+
+// Stream reports whether model requests use server-sent events.
+func (s *Settings) Stream() bool {
+	return s.Provider.Stream == nil || *s.Provider.Stream
+}
+
+// Loaded is a settings file read from disk.
+type Loaded struct {
+	Settings
+	// Path is the file read, or would have been read when it is absent.
+	Path string
+	// Found reports whether the file exists.
+	Found bool
+	// Unknown lists the dotted keys the file holds that axlr does not know.
+	Unknown []string
+}
+
+// DefaultPath returns $XDG_CONFIG_HOME/axlr/settings.json, falling back to
+// ~/.config/axlr/settings.json.
+func DefaultPath(getenv func(string) string) (string, error) {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "axlr", "settings.json"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find settings: no XDG_CONFIG_HOME and no home directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".config", "axlr", "settings.json"), nil
+}
+
+// DefaultStateDir returns $XDG_STATE_HOME/axlr, falling back to
+// ~/.local/state/axlr.
+func DefaultStateDir(getenv func(string) string) (string, error) {
+	if dir := getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "axlr"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find state dir: no XDG_STATE_HOME and no home directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "axlr"), nil
+}
+
+// Load reads the settings file at path. A missing file is not an error: it
+// yields empty settings with Found false.
+func Load(path string) (*Loaded, error) {
+	l := &Loaded{Path: path}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read settings %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read settings %s: %w", path, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("settings %s is over the %d KiB limit", path, MaxSize>>10)
+	}
+	l.Found = true
+	if err := l.parse(data); err != nil {
+		return nil, fmt.Errorf("settings %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Parse reads settings from a JSON document.
+func Parse(data []byte) (*Loaded, error) {
+	l := &Loaded{Found: true}
+	if err := l.parse(data); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Loaded) parse(data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		return errors.New("not a JSON object")
+	}
+	if err := json.Unmarshal(data, &l.Settings); err != nil {
+		return fmt.Errorf("wrong type: %w", err)
+	}
+	l.Unknown = unknownKeys("", raw, reflect.TypeFor[Settings]())
+	sort.Strings(l.Unknown)
+	return l.validate()
+}
+
+func (l *Loaded) validate() error {
+	if l.ContextTokens < 0 {
+		return errors.New("context_tokens must be 0 (no cap) or positive")
+	}
+	if p := l.Daemon.FrontendPort; p < 0 || p > 65535 {
+		return fmt.Errorf("daemon.frontend_port %d is not a port", p)
+	}
+	if p := l.Daemon.UIPort; p != nil && (*p < 0 || *p > 65535) {
+		return fmt.Errorf("daemon.ui_port %d is not a port", *p)
+	}
+	for _, entry := range l.AlwaysAsk() {
+		if strings.TrimSpace(entry) == "" {
+			return errors.New("approvals.always_ask holds an empty entry")
+		}
+	}
+	return nil
+}
+
+// unknownKeys walks a decoded JSON object against a struct type and returns
+// the dotted paths of keys the type does not declare. Fields tagged
+// settings:"opaque" and maps of non-struct values are not walked.
+func unknownKeys(prefix string, raw any, t reflect.Type) []string {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	switch t.Kind() {
+	case reflect.Map:
+		elem := t.Elem()
+		for k, v := range obj {
+			out = append(out, unknownKeys(prefix+k+".", v, elem)...)
+		}
+		return out
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	fields := map[string]reflect.StructField{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields[name] = f
+		}
+	}
+	for k, v := range obj {
+		f, ok := fields[k]
+		if !ok {
+			out = append(out, prefix+k)
+			continue
+		}
+		if f.Tag.Get("settings") == "opaque" {
+			continue
+		}
+		out = append(out, unknownKeys(prefix+k+".", v, f.Type)...)
+	}
+	return out
+}

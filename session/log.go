@@ -1,0 +1,286 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/underpass-ai/axlr/redact"
+)
+
+// logFile is the part of *os.File a Log writes through; tests wrap it to
+// inject failures.
+type logFile interface {
+	io.WriterAt
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// Log is one session's event log. It is safe for concurrent use: appends are
+// serialized, and reads see every event whose append has returned.
+type Log struct {
+	id       string
+	path     string
+	redactor *redact.Redactor
+	now      func() time.Time
+
+	wmu    sync.Mutex // the append queue; guards f, size, broken, closed
+	f      logFile
+	size   int64 // length of the file: the end of the last complete line
+	broken error // set when a failed append could not be rolled back
+	closed bool
+
+	mu     sync.RWMutex // guards the in-memory view below
+	events []Event
+	byKey  map[string]int // Key -> Seq
+	lastOf map[string]int // Type -> Seq of the newest event
+
+	repaired int64 // set by load, read-only afterwards
+}
+
+func (s *Store) newLog(id, path string, f *os.File) *Log {
+	return &Log{
+		id: id, path: path, redactor: s.redactor, now: s.now, f: f,
+		byKey: make(map[string]int), lastOf: make(map[string]int),
+	}
+}
+
+// ID returns the session id.
+func (l *Log) ID() string { return l.id }
+
+// Repaired returns the number of bytes of a torn final line (one without
+// its newline) that were removed from the file when the log was opened; 0 if
+// the file ended with a complete line. Callers should report a non-zero
+// value: the last append before a crash was lost, though it was never
+// acknowledged.
+func (l *Log) Repaired() int64 { return l.repaired }
+
+// Append adds ev to the log. It sets V, ID, SessionID, ParentID, Seq and Time
+// (any values the caller set are replaced) and replaces Data, which must be
+// empty or valid JSON, with its redacted form (redact.Redactor.JSON). It
+// writes exactly one newline-terminated line and syncs the file; on any
+// failure it truncates the file back to its previous length, leaves the log
+// in memory unchanged and returns the error. If the truncation itself fails,
+// every later append fails too: reopen the store to recover.
+//
+// If ev.Key is set and an event with that key exists, Append returns that
+// event and existed=true without writing, whatever the rest of ev holds.
+// An OperationID, when set, must be a valid id; Type must not be empty.
+func (l *Log) Append(ev Event) (saved Event, existed bool, err error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	switch {
+	case l.closed:
+		return Event{}, false, fmt.Errorf("append to session %s: %w", l.id, ErrClosed)
+	case l.broken != nil:
+		return Event{}, false, fmt.Errorf("append to session %s: log unusable after a failed rollback: %w", l.id, l.broken)
+	}
+	if ev.Key != "" {
+		if prev, ok := l.ByKey(ev.Key); ok {
+			return prev, true, nil
+		}
+	}
+	if ev.Type == "" {
+		return Event{}, false, fmt.Errorf("append to session %s: event type is empty", l.id)
+	}
+	if ev.OperationID != "" && !ValidID(ev.OperationID) {
+		return Event{}, false, fmt.Errorf("append to session %s: operation id %q: %w", l.id, ev.OperationID, ErrInvalidID)
+	}
+	if len(ev.Data) > 0 {
+		if !json.Valid(ev.Data) {
+			return Event{}, false, fmt.Errorf("append %s event to session %s: data is not valid JSON", ev.Type, l.id)
+		}
+		ev.Data = l.redactor.JSON(ev.Data)
+	}
+	id, err := NewID()
+	if err != nil {
+		return Event{}, false, fmt.Errorf("append to session %s: %w", l.id, err)
+	}
+
+	l.mu.RLock()
+	seq := len(l.events)
+	if seq > 0 {
+		ev.ParentID = l.events[seq-1].ID
+	} else {
+		ev.ParentID = ""
+	}
+	l.mu.RUnlock()
+	ev.V, ev.ID, ev.SessionID, ev.Seq, ev.Time = Version, id, l.id, seq, l.now().UTC()
+
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line) // Encode ends the line with '\n'
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return Event{}, false, fmt.Errorf("append %s event to session %s: encode: %w", ev.Type, l.id, err)
+	}
+	if err := l.write(line.Bytes()); err != nil {
+		return Event{}, false, fmt.Errorf("append %s event to session %s: %w", ev.Type, l.id, err)
+	}
+
+	l.mu.Lock()
+	l.events = append(l.events, ev)
+	if ev.Key != "" {
+		l.byKey[ev.Key] = seq
+	}
+	l.lastOf[ev.Type] = seq
+	l.mu.Unlock()
+	return cloneEvent(ev), false, nil
+}
+
+// write appends line at the end of the file and syncs it, or restores the
+// previous length. Called with wmu held.
+func (l *Log) write(line []byte) error {
+	_, err := l.f.WriteAt(line, l.size)
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if err == nil {
+		l.size += int64(len(line))
+		return nil
+	}
+	if terr := l.f.Truncate(l.size); terr != nil {
+		l.broken = fmt.Errorf("roll back to %d bytes: %w", l.size, terr)
+		return errors.Join(err, l.broken)
+	}
+	// Once truncated, the log is consistent; the truncation reaches the disk
+	// with this sync or with the next append's.
+	if serr := l.f.Sync(); serr != nil {
+		return errors.Join(err, fmt.Errorf("sync after rollback: %w", serr))
+	}
+	return err
+}
+
+// Len returns the number of events.
+func (l *Log) Len() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.events)
+}
+
+// Events returns copies of the events with Seq >= from, oldest first.
+func (l *Log) Events(from int) []Event {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	from = max(from, 0)
+	if from >= len(l.events) {
+		return nil
+	}
+	out := make([]Event, 0, len(l.events)-from)
+	for _, ev := range l.events[from:] {
+		out = append(out, cloneEvent(ev))
+	}
+	return out
+}
+
+// ByKey returns the event with idempotency key key.
+func (l *Log) ByKey(key string) (Event, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	seq, ok := l.byKey[key]
+	if !ok {
+		return Event{}, false
+	}
+	return cloneEvent(l.events[seq]), true
+}
+
+// Last returns the newest event of type typ.
+func (l *Log) Last(typ string) (Event, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	seq, ok := l.lastOf[typ]
+	if !ok {
+		return Event{}, false
+	}
+	return cloneEvent(l.events[seq]), true
+}
+
+func cloneEvent(ev Event) Event {
+	ev.Data = bytes.Clone(ev.Data)
+	return ev
+}
+
+func (l *Log) close() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.closed = true
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("close session %s: %w", l.id, err)
+	}
+	return nil
+}
+
+// load reads the file into memory: it keeps every complete line, checks each
+// one, and removes a torn final line. It returns a *CorruptError, without
+// modifying the file, if a complete line is not the next event of the chain.
+func (l *Log) load(f *os.File) error {
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", l.path, err)
+	}
+	complete := data[:bytes.LastIndexByte(data, '\n')+1]
+	rest := complete
+	for n := 1; len(rest) > 0; n++ {
+		i := bytes.IndexByte(rest, '\n')
+		if err := l.add(rest[:i]); err != nil {
+			return &CorruptError{Path: l.path, Line: n, Err: err}
+		}
+		rest = rest[i+1:]
+	}
+	l.size = int64(len(complete))
+	if torn := int64(len(data)) - l.size; torn > 0 {
+		if err := f.Truncate(l.size); err != nil {
+			return fmt.Errorf("remove torn final line of %s: %w", l.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("remove torn final line of %s: %w", l.path, err)
+		}
+		l.repaired = torn
+	}
+	return nil
+}
+
+// add checks that line is the next event of the chain and keeps it.
+func (l *Log) add(line []byte) error {
+	var ev Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return err
+	}
+	seq := len(l.events)
+	parent := ""
+	if seq > 0 {
+		parent = l.events[seq-1].ID
+	}
+	switch {
+	case ev.V != Version:
+		return fmt.Errorf("format version %d, want %d", ev.V, Version)
+	case !ValidID(ev.ID):
+		return fmt.Errorf("event id %q: %w", ev.ID, ErrInvalidID)
+	case ev.SessionID != l.id:
+		return fmt.Errorf("session id %q, want %q", ev.SessionID, l.id)
+	case ev.Seq != seq:
+		return fmt.Errorf("seq %d, want %d", ev.Seq, seq)
+	case ev.ParentID != parent:
+		return fmt.Errorf("parent id %q, want %q", ev.ParentID, parent)
+	case ev.OperationID != "" && !ValidID(ev.OperationID):
+		return fmt.Errorf("operation id %q: %w", ev.OperationID, ErrInvalidID)
+	case ev.Type == "":
+		return errors.New("event type is empty")
+	case ev.Time.IsZero():
+		return errors.New("event time is missing")
+	}
+	if ev.Key != "" {
+		if prev, dup := l.byKey[ev.Key]; dup {
+			return fmt.Errorf("key %q already used by seq %d", ev.Key, prev)
+		}
+		l.byKey[ev.Key] = seq
+	}
+	l.events = append(l.events, ev)
+	l.lastOf[ev.Type] = seq
+	return nil
+}

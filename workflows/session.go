@@ -1,0 +1,665 @@
+// Package workflows holds axlr's Temporal workflows. Workflow code is
+// deterministic: it decides with pure functions (agent/policy), keeps only
+// compact state, and reaches files, models and processes through the
+// activities it declares here, called by name. It imports no I/O.
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/contract"
+)
+
+// Names that live in workflow history: renaming any of them needs
+// versioning.
+const (
+	// SessionWorkflow is the workflow type of a session.
+	SessionWorkflow = "axlr.Session"
+	// UpdateExecute starts an execution: a prompt for the session.
+	UpdateExecute = "execute"
+	// UpdateDecide decides the call an execution waits on, and continues it.
+	UpdateDecide = "decide"
+	// UpdateInterrupt stops the running execution.
+	UpdateInterrupt = "interrupt"
+	// QueryProgress returns the events of an execution from a cursor.
+	QueryProgress = "progress"
+	// QueryResult returns the session's last execution result.
+	QueryResult = "result"
+	// SearchAttributeSessions lists every session id a session workflow
+	// holds (the first and its successors), so a successor's id finds its
+	// workflow.
+	SearchAttributeSessions = "AxlrSessions"
+	// SharedTaskQueue serves host-independent work.
+	SharedTaskQueue = "axlr"
+)
+
+// Activity names of the session workflow, registered with the "session."
+// prefix by activities.Session.
+const (
+	ActivityBeginTurn        = "session.BeginTurn"
+	ActivityModelRequest     = "session.ModelRequest"
+	ActivityToolCall         = "session.ToolCall"
+	ActivityRecordToolResult = "session.RecordToolResult"
+	ActivityContinueSession  = "session.ContinueSession"
+	ActivityFinishExecution  = "session.FinishExecution"
+)
+
+// Error types of non-retryable activity failures.
+const (
+	// ErrTypeBadRequest: the request cannot succeed as sent (no model,
+	// missing workspace).
+	ErrTypeBadRequest = "BadRequest"
+	// ErrTypeProviderRejected: the model provider refused the request with a
+	// status a retry cannot change.
+	ErrTypeProviderRejected = "ProviderRejected"
+	// ErrTypeSessionDiverged: the session log does not hold what the
+	// workflow expects at a revision.
+	ErrTypeSessionDiverged = "SessionDiverged"
+)
+
+// Limits of a turn.
+const (
+	// MaxRequestsPerTurn stops a turn that keeps calling tools: a model
+	// stuck in a loop spends money until something stops it.
+	MaxRequestsPerTurn = 256
+	// MaxEvents is how many events the workflow keeps for watchers.
+	MaxEvents = 4096
+	// maxApplied is how many applied update ids survive continue-as-new.
+	maxApplied = 256
+)
+
+// SessionWorkflowID is the workflow id of a session.
+func SessionWorkflowID(sessionID string) string { return "axlr-session-" + sessionID }
+
+// HostTaskQueue is the task queue of the workflows bound to a host's
+// workspaces and session store.
+func HostTaskQueue(hostID string) string { return "axlr-host-" + hostID }
+
+// SessionActivities are the activities the session workflow calls, by the
+// names above.
+type SessionActivities interface {
+	BeginTurn(context.Context, BeginTurnInput) (BeginTurnResult, error)
+	ModelRequest(context.Context, ModelRequestInput) (ModelRequestResult, error)
+	ToolCall(context.Context, ToolCallInput) (ToolCallResult, error)
+	RecordToolResult(context.Context, RecordToolResultInput) (RecordToolResultResult, error)
+	ContinueSession(context.Context, ContinueSessionInput) (ContinueSessionResult, error)
+	FinishExecution(context.Context, FinishExecutionInput) (contract.Result, error)
+}
+
+// SessionInput starts (or continues as new) a session workflow.
+type SessionInput struct {
+	SessionID string `json:"session_id"`
+	// Host is the host id whose task queue the workflow runs on.
+	Host string `json:"host"`
+	// State is carried over continue-as-new; nil on the first run.
+	State *SessionState `json:"state,omitempty"`
+}
+
+// ExecuteRequest is a prompt for the session: the update UpdateExecute.
+type ExecuteRequest struct {
+	// ExecutionID is chosen by the client and is also the update id, so a
+	// retried request is applied once.
+	ExecutionID string `json:"execution_id"`
+	Prompt      string `json:"prompt"`
+	// Model, empty: the session's, then settings.json's.
+	Model string `json:"model,omitempty"`
+	// Root is the workspace, an absolute path. Empty continues in the
+	// session's workspace.
+	Root string `json:"root,omitempty"`
+	// Mode is the work mode; only "normal" for now.
+	Mode     string          `json:"mode"`
+	Approval policy.Approval `json:"approval"`
+	// Policy, when set, becomes the session's policy.
+	Policy *policy.Policy `json:"policy,omitempty"`
+}
+
+// Accepted answers an admitted execute or decide update.
+type Accepted struct {
+	ExecutionID string `json:"execution_id"`
+	SessionID   string `json:"session_id"`
+}
+
+// DecideRequest decides the pending call: the update UpdateDecide. The
+// decision starts a new execution that continues the session.
+type DecideRequest struct {
+	// ExecutionID is chosen by the client and is also the update id.
+	ExecutionID string `json:"execution_id"`
+	// CallID names the call; empty decides the one pending call.
+	CallID   string            `json:"call_id,omitempty"`
+	Decision contract.Decision `json:"decision"`
+	Reason   string            `json:"reason,omitempty"`
+	// Policy, when set, is the policy the decision is taken under and
+	// becomes the session's policy.
+	Policy *policy.Policy `json:"policy,omitempty"`
+}
+
+// InterruptRequest stops the running execution.
+type InterruptRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// Progress answers QueryProgress.
+type Progress struct {
+	ExecutionID string           `json:"execution_id"`
+	SessionID   string           `json:"session_id"`
+	Running     bool             `json:"running"`
+	Events      []contract.Event `json:"events"`
+	// Next is the cursor for the next query.
+	Next int `json:"next"`
+	// Result is set once the execution has ended.
+	Result *contract.Result `json:"result,omitempty"`
+}
+
+// ProgressQuery asks for an execution's events from a cursor.
+type ProgressQuery struct {
+	// ExecutionID, empty: the current or last execution.
+	ExecutionID string `json:"execution_id,omitempty"`
+	After       int    `json:"after"`
+}
+
+// SessionState is everything the session workflow knows, carried over
+// continue-as-new. It is compact: transcripts live in the session store.
+type SessionState struct {
+	// SessionIDs lists every session of this workflow: the first and each
+	// successor, in order. Current is the last.
+	SessionIDs []string        `json:"session_ids"`
+	Root       string          `json:"root,omitempty"`
+	Mode       string          `json:"mode,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	Approval   policy.Approval `json:"approval,omitempty"`
+	Policy     *policy.Policy  `json:"policy,omitempty"`
+	// Revision is the length of the current session's log.
+	Revision int `json:"revision"`
+	// Ledgers holds each session's usage, in SessionIDs order.
+	Ledgers []contract.Usage `json:"ledgers"`
+	Calls   []CallState      `json:"calls,omitempty"`
+	Pending *PendingState    `json:"pending,omitempty"`
+	// Turn is the settings snapshot of the last turn, reused when a
+	// decision continues it.
+	Turn *BeginTurnResult `json:"turn,omitempty"`
+	// Execution is the current or last execution.
+	Execution *ExecutionState `json:"execution,omitempty"`
+	// Last is the result of the last execution that ended.
+	Last *contract.Result `json:"last,omitempty"`
+	// Queued is an admitted request not yet started.
+	Queued *queuedRequest `json:"queued,omitempty"`
+	// Events and EventBase: the journal of recent events; EventBase is the
+	// cursor of Events[0].
+	Events    []contract.Event `json:"events,omitempty"`
+	EventBase int              `json:"event_base"`
+	Applied   []AppliedUpdate  `json:"applied,omitempty"`
+}
+
+// Current is the session the workflow works in now.
+func (s *SessionState) Current() string { return s.SessionIDs[len(s.SessionIDs)-1] }
+
+// CallState is one tool call of the session.
+type CallState struct {
+	Session  string              `json:"session"`
+	Key      string              `json:"key"`
+	CallID   string              `json:"call_id"`
+	Tool     string              `json:"tool"`
+	Decision contract.Decision   `json:"decision,omitempty"`
+	Status   contract.CallStatus `json:"status"`
+}
+
+// PendingState is the call waiting for a decision, with the calls of the
+// same response that follow it.
+type PendingState struct {
+	Call  ModelCall   `json:"call"`
+	Queue []ModelCall `json:"queue,omitempty"`
+	// Reason is why the call asks.
+	Reason string `json:"reason"`
+}
+
+// ExecutionState is one execution of the session.
+type ExecutionState struct {
+	ID string `json:"id"`
+	// Sessions spanned, first to last.
+	Sessions []string `json:"sessions"`
+	// EventFrom is the cursor of the execution's first event.
+	EventFrom int              `json:"event_from"`
+	Result    *contract.Result `json:"result,omitempty"`
+}
+
+// AppliedUpdate remembers an admitted update across continue-as-new.
+type AppliedUpdate struct {
+	UpdateID    string `json:"update_id"`
+	ExecutionID string `json:"execution_id"`
+}
+
+type queuedRequest struct {
+	Execute *ExecuteRequest `json:"execute,omitempty"`
+	Decide  *DecideRequest  `json:"decide,omitempty"`
+}
+
+// BeginTurnInput opens the session if needed and appends the prompt.
+type BeginTurnInput struct {
+	SessionID   string `json:"session_id"`
+	ExecutionID string `json:"execution_id"`
+	// Prompt is appended as the person's message; empty for a decision,
+	// which appends nothing.
+	Prompt string `json:"prompt,omitempty"`
+	Model  string `json:"model,omitempty"`
+	Root   string `json:"root,omitempty"`
+	Mode   string `json:"mode"`
+}
+
+// BeginTurnResult is the session's state at the start of a turn and the
+// settings snapshot the turn decides with.
+type BeginTurnResult struct {
+	Revision   int             `json:"revision"`
+	Model      string          `json:"model"`
+	Root       string          `json:"root"`
+	Settings   policy.Settings `json:"settings"`
+	ContextCap int             `json:"context_cap,omitempty"`
+	MaxTokens  int             `json:"max_tokens,omitempty"`
+	Stream     bool            `json:"stream"`
+}
+
+// ModelRequestInput asks for the model's next message at a revision of the
+// session. The transcript is read from the session store.
+type ModelRequestInput struct {
+	SessionID  string   `json:"session_id"`
+	Revision   int      `json:"revision"`
+	Model      string   `json:"model"`
+	Tools      []string `json:"tools"`
+	MaxTokens  int      `json:"max_tokens,omitempty"`
+	Stream     bool     `json:"stream"`
+	ContextCap int      `json:"context_cap,omitempty"`
+}
+
+// ModelRequestResult is the compact outcome of a model request.
+type ModelRequestResult struct {
+	// Revision is the log length after the response was appended.
+	Revision int `json:"revision"`
+	// ContextFull: the transcript is past the context cap and nothing was
+	// sent; the execution continues in a successor session.
+	ContextFull bool `json:"context_full,omitempty"`
+	// Text is the answer, cut to TextLimit bytes (the transcript keeps it
+	// whole).
+	Text         string         `json:"text,omitempty"`
+	Calls        []ModelCall    `json:"calls,omitempty"`
+	FinishReason string         `json:"finish_reason,omitempty"`
+	Usage        contract.Usage `json:"usage"`
+}
+
+// TextLimit caps the answer text a model request returns to the workflow.
+const TextLimit = 16 << 10
+
+// ModelCall is one tool call of a response as workflow code sees it.
+type ModelCall struct {
+	// Key identifies the call in the session: "<revision>.<index>".
+	Key    string `json:"key"`
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	// Args are the arguments as the policy sees them, long values cut.
+	Args map[string]policy.Value `json:"args,omitempty"`
+	// Preview is the arguments object for events, cut to a few KiB.
+	Preview json.RawMessage `json:"preview,omitempty"`
+	// Invalid is why the call cannot run, found without reading a file
+	// (unknown tool, malformed arguments, a limit over its maximum).
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// ToolCallInput runs one approved call. The arguments are read from the
+// transcript.
+type ToolCallInput struct {
+	SessionID string            `json:"session_id"`
+	Root      string            `json:"root"`
+	Key       string            `json:"key"`
+	CallID    string            `json:"call_id"`
+	Tool      string            `json:"tool"`
+	Decision  contract.Decision `json:"decision"`
+}
+
+// ToolCallResult is a call's outcome. It names the call, so a local
+// activity's marker in history says what ran.
+type ToolCallResult struct {
+	Revision int                 `json:"revision"`
+	CallID   string              `json:"call_id"`
+	Tool     string              `json:"tool"`
+	Decision contract.Decision   `json:"decision,omitempty"`
+	Status   contract.CallStatus `json:"status"`
+	// Summary is one line for events and history.
+	Summary string `json:"summary,omitempty"`
+}
+
+// RecordToolResultInput records the result of a call that did not run.
+type RecordToolResultInput struct {
+	SessionID string              `json:"session_id"`
+	Key       string              `json:"key"`
+	CallID    string              `json:"call_id"`
+	Tool      string              `json:"tool"`
+	Status    contract.CallStatus `json:"status"`
+	Decision  contract.Decision   `json:"decision,omitempty"`
+	Message   string              `json:"message"`
+}
+
+// RecordToolResultResult is the log length after the record, with the
+// call it recorded.
+type RecordToolResultResult struct {
+	Revision int                 `json:"revision"`
+	CallID   string              `json:"call_id"`
+	Tool     string              `json:"tool"`
+	Status   contract.CallStatus `json:"status"`
+}
+
+// ContinueSessionInput opens the successor of a session past its context
+// cap.
+type ContinueSessionInput struct {
+	SessionID   string `json:"session_id"`
+	Revision    int    `json:"revision"`
+	ExecutionID string `json:"execution_id"`
+	Model       string `json:"model"`
+	ContextCap  int    `json:"context_cap"`
+}
+
+// ContinueSessionResult names the successor.
+type ContinueSessionResult struct {
+	SessionID string `json:"session_id"`
+	Revision  int    `json:"revision"`
+}
+
+// FinishExecutionInput builds and saves an execution's result.
+type FinishExecutionInput struct {
+	ExecutionID string          `json:"execution_id"`
+	Status      contract.Status `json:"status"`
+	Error       string          `json:"error,omitempty"`
+	// Sessions spanned; the last is where the execution ended. The answer
+	// is its last assistant text after the person's last prompt.
+	Sessions  []string                  `json:"sessions"`
+	Pending   *PendingRef               `json:"pending,omitempty"`
+	ToolCalls []contract.ToolCallRecord `json:"tool_calls"`
+	Usage     contract.Usage            `json:"usage"`
+}
+
+// PendingRef names the pending call; its arguments are read from the
+// transcript.
+type PendingRef struct {
+	Session string `json:"session"`
+	Key     string `json:"key"`
+	CallID  string `json:"call_id"`
+	Tool    string `json:"tool"`
+}
+
+// SupportedModes are the work modes an execution may ask for.
+var SupportedModes = []string{"normal"}
+
+// LocalTools are the workspace tools offered to the model.
+var LocalTools = []string{"local_read", "local_write", "local_edit", "local_exec", "local_search", "local_list"}
+
+// Session is the session workflow: it runs executions one at a time, waits
+// durably for decisions between them, and continues as new between turns
+// when Temporal suggests it.
+func Session(ctx workflow.Context, in SessionInput) error {
+	s := &sessionRun{in: in}
+	if in.State != nil {
+		s.st = *in.State
+	} else {
+		s.st = SessionState{SessionIDs: []string{in.SessionID}, Ledgers: []contract.Usage{{}}}
+	}
+	if err := s.registerHandlers(ctx); err != nil {
+		return err
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx,
+		temporal.NewSearchAttributeKeyKeywordList(SearchAttributeSessions).ValueSet(s.st.SessionIDs)); err != nil {
+		workflow.GetLogger(ctx).Warn("search attribute not set", "error", err)
+	}
+	for {
+		if err := workflow.Await(ctx, func() bool {
+			return s.st.Queued != nil || (s.idle() && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+		}); err != nil {
+			return err
+		}
+		if q := s.st.Queued; q != nil {
+			s.st.Queued = nil
+			s.runExecution(ctx, q)
+			continue
+		}
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return err
+		}
+		if s.st.Queued != nil {
+			continue
+		}
+		s.trimForContinue()
+		st := s.st
+		return workflow.NewContinueAsNewError(ctx, Session, SessionInput{SessionID: in.SessionID, Host: in.Host, State: &st})
+	}
+}
+
+type sessionRun struct {
+	in      SessionInput
+	st      SessionState
+	running bool
+	// cancel stops the running turn; interrupted records why.
+	cancel      workflow.CancelFunc
+	interrupted string
+}
+
+func (s *sessionRun) idle() bool { return !s.running && s.st.Queued == nil }
+
+func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateExecute, s.execute,
+		workflow.UpdateHandlerOptions{Validator: s.validateExecute}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateExecute, err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecide, s.decide,
+		workflow.UpdateHandlerOptions{Validator: s.validateDecide}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateDecide, err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateInterrupt, s.interrupt,
+		workflow.UpdateHandlerOptions{Validator: s.validateInterrupt}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateInterrupt, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, s.progress); err != nil {
+		return fmt.Errorf("register %s: %w", QueryProgress, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryResult, s.result); err != nil {
+		return fmt.Errorf("register %s: %w", QueryResult, err)
+	}
+	return nil
+}
+
+func (s *sessionRun) applied(id string) (AppliedUpdate, bool) {
+	for _, a := range s.st.Applied {
+		if a.UpdateID == id {
+			return a, true
+		}
+	}
+	return AppliedUpdate{}, false
+}
+
+func (s *sessionRun) remember(updateID, executionID string) {
+	s.st.Applied = append(s.st.Applied, AppliedUpdate{UpdateID: updateID, ExecutionID: executionID})
+	if len(s.st.Applied) > maxApplied {
+		s.st.Applied = slices.Clone(s.st.Applied[len(s.st.Applied)-maxApplied:])
+	}
+}
+
+func (s *sessionRun) busyError() error {
+	if s.running || s.st.Queued != nil {
+		return fmt.Errorf("session %s is running execution %s: wait for it to end or interrupt it", s.st.Current(), s.st.Execution.ID)
+	}
+	return nil
+}
+
+func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) error {
+	if _, ok := s.applied(req.ExecutionID); ok {
+		return nil
+	}
+	if strings.TrimSpace(req.ExecutionID) == "" {
+		return errors.New("execute: execution_id is empty")
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		return errors.New("execute: the prompt is empty")
+	}
+	if !slices.Contains(SupportedModes, req.Mode) {
+		return fmt.Errorf("execute: unknown mode %q: this axlrd supports %s", req.Mode, strings.Join(SupportedModes, ", "))
+	}
+	if _, err := policy.ParseApproval(string(req.Approval)); err != nil {
+		return fmt.Errorf("execute: %w", err)
+	}
+	if req.Policy != nil {
+		if err := req.Policy.Validate(); err != nil {
+			return fmt.Errorf("execute: %w", err)
+		}
+	}
+	if req.Root != "" && !strings.HasPrefix(req.Root, "/") {
+		return fmt.Errorf("execute: root %q is not an absolute path", req.Root)
+	}
+	if req.Root != "" && s.st.Root != "" && req.Root != s.st.Root {
+		return fmt.Errorf("execute: session %s works in %s, not %s", s.st.Current(), s.st.Root, req.Root)
+	}
+	if req.Root == "" && s.st.Root == "" {
+		return errors.New("execute: a new session needs its workspace root")
+	}
+	if err := s.busyError(); err != nil {
+		return err
+	}
+	if p := s.st.Pending; p != nil {
+		return fmt.Errorf("session %s has call %s (%s) waiting for a decision: decide it first with --decide approve|deny", s.st.Current(), p.Call.CallID, p.Call.Tool)
+	}
+	return nil
+}
+
+func (s *sessionRun) execute(ctx workflow.Context, req ExecuteRequest) (Accepted, error) {
+	if a, ok := s.applied(req.ExecutionID); ok {
+		return Accepted{ExecutionID: a.ExecutionID, SessionID: s.st.Current()}, nil
+	}
+	s.remember(req.ExecutionID, req.ExecutionID)
+	s.st.Queued = &queuedRequest{Execute: &req}
+	s.st.Execution = &ExecutionState{ID: req.ExecutionID, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
+	return Accepted{ExecutionID: req.ExecutionID, SessionID: s.st.Current()}, nil
+}
+
+func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) error {
+	if _, ok := s.applied(req.ExecutionID); ok {
+		return nil
+	}
+	if strings.TrimSpace(req.ExecutionID) == "" {
+		return errors.New("decide: execution_id is empty")
+	}
+	if req.Decision != contract.Approve && req.Decision != contract.Deny {
+		return fmt.Errorf("decide: unknown decision %q: use approve or deny", req.Decision)
+	}
+	if err := s.busyError(); err != nil {
+		return err
+	}
+	p := s.st.Pending
+	if req.CallID != "" && (p == nil || req.CallID != p.Call.CallID) {
+		for i := len(s.st.Calls) - 1; i >= 0; i-- {
+			if c := s.st.Calls[i]; c.CallID == req.CallID && c.Status != contract.CallPending {
+				how := string(c.Decision)
+				if how == "" {
+					how = string(c.Status)
+				}
+				return fmt.Errorf("decide: call %s was already decided (%s)", req.CallID, how)
+			}
+		}
+		if p == nil {
+			return fmt.Errorf("decide: no call %s waits for a decision in session %s", req.CallID, s.st.Current())
+		}
+		return fmt.Errorf("decide: no call %s waits for a decision in session %s; the pending call is %s", req.CallID, s.st.Current(), p.Call.CallID)
+	}
+	if p == nil {
+		return fmt.Errorf("decide: no call waits for a decision in session %s", s.st.Current())
+	}
+	if req.Policy != nil {
+		if err := req.Policy.Validate(); err != nil {
+			return fmt.Errorf("decide: %w", err)
+		}
+	}
+	if req.Decision == contract.Approve {
+		pol := s.st.Policy
+		if req.Policy != nil {
+			pol = req.Policy
+		}
+		if forbidden, reason := policy.Forbidden(pol, policy.Call{Tool: p.Call.Tool, Args: p.Call.Args}); forbidden {
+			return fmt.Errorf("decide: forbidden by the execution's policy: %s", reason)
+		}
+	}
+	return nil
+}
+
+func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, error) {
+	if a, ok := s.applied(req.ExecutionID); ok {
+		return Accepted{ExecutionID: a.ExecutionID, SessionID: s.st.Current()}, nil
+	}
+	s.remember(req.ExecutionID, req.ExecutionID)
+	s.st.Queued = &queuedRequest{Decide: &req}
+	s.st.Execution = &ExecutionState{ID: req.ExecutionID, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
+	return Accepted{ExecutionID: req.ExecutionID, SessionID: s.st.Current()}, nil
+}
+
+func (s *sessionRun) validateInterrupt(ctx workflow.Context, req InterruptRequest) error {
+	if !s.running && s.st.Queued == nil {
+		return fmt.Errorf("interrupt: session %s runs no execution", s.st.Current())
+	}
+	return nil
+}
+
+func (s *sessionRun) interrupt(ctx workflow.Context, req InterruptRequest) (Accepted, error) {
+	reason := req.Reason
+	if reason == "" {
+		reason = "interrupted by the person"
+	}
+	s.interrupted = reason
+	if s.cancel != nil {
+		s.cancel()
+	}
+	return Accepted{ExecutionID: s.st.Execution.ID, SessionID: s.st.Current()}, nil
+}
+
+func (s *sessionRun) progress(q ProgressQuery) (Progress, error) {
+	ex := s.st.Execution
+	if ex == nil {
+		return Progress{}, fmt.Errorf("session %s has run no execution", s.st.Current())
+	}
+	if q.ExecutionID != "" && q.ExecutionID != ex.ID {
+		return Progress{}, fmt.Errorf("execution %s is not the current execution of session %s (%s)", q.ExecutionID, s.st.Current(), ex.ID)
+	}
+	after := max(q.After, ex.EventFrom, s.st.EventBase)
+	p := Progress{ExecutionID: ex.ID, SessionID: s.st.Current(), Running: ex.Result == nil, Next: s.cursor(), Result: ex.Result}
+	if after < s.cursor() {
+		p.Events = slices.Clone(s.st.Events[after-s.st.EventBase:])
+	}
+	return p, nil
+}
+
+func (s *sessionRun) result() (*contract.Result, error) {
+	if s.st.Last == nil {
+		return nil, fmt.Errorf("session %s has no execution result yet", s.st.Current())
+	}
+	return s.st.Last, nil
+}
+
+func (s *sessionRun) cursor() int { return s.st.EventBase + len(s.st.Events) }
+
+func (s *sessionRun) emit(ev contract.Event) {
+	s.st.Events = append(s.st.Events, ev)
+	if over := len(s.st.Events) - MaxEvents; over > 0 {
+		s.st.Events = slices.Clone(s.st.Events[over:])
+		s.st.EventBase += over
+	}
+}
+
+// trimForContinue drops what the next run does not need: events of
+// executions that ended before the last one.
+func (s *sessionRun) trimForContinue() {
+	if ex := s.st.Execution; ex != nil && ex.EventFrom > s.st.EventBase {
+		drop := ex.EventFrom - s.st.EventBase
+		s.st.Events = slices.Clone(s.st.Events[drop:])
+		s.st.EventBase = ex.EventFrom
+	}
+}
