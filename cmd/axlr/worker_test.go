@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/tools"
+)
+
+// testClock returns a clock that starts at 12:00:00 CET and advances 1.5 s
+// at each reading.
+func testClock() func() time.Time {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600))
+	n := 0
+	return func() time.Time {
+		t := t0.Add(time.Duration(n) * 1500 * time.Millisecond)
+		n++
+		return t
+	}
+}
+
+// testResponse is the response document, decoded strictly.
+type testResponse struct {
+	ProtocolVersion int             `json:"protocol_version"`
+	RequestID       string          `json:"request_id"`
+	Tool            string          `json:"tool"`
+	Status          string          `json:"status"`
+	StartedAt       string          `json:"started_at"`
+	FinishedAt      string          `json:"finished_at"`
+	DurationMS      int64           `json:"duration_ms"`
+	Output          json.RawMessage `json:"output"`
+	Error           *responseError  `json:"error"`
+}
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runWorker runs the worker; a nil environ stands for this process's.
+func runWorker(ctx context.Context, args []string, stdin string, environ []string) result {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr, environ, testClock())
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// decodeResponse decodes the one response document of stdout.
+func decodeResponse(t *testing.T, stdout string) testResponse {
+	t.Helper()
+	if !strings.HasSuffix(stdout, "}\n") || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("stdout is not one JSON line: %.300q", stdout)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	var r testResponse
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("decode response %.300q: %v", stdout, err)
+	}
+	if r.ProtocolVersion != 1 || r.StartedAt != "2026-11-30T11:00:00.000Z" || r.FinishedAt != "2026-11-30T11:00:01.500Z" || r.DurationMS != 1500 {
+		t.Errorf("envelope = %+v", r)
+	}
+	if (r.Output == nil) == (r.Error == nil) {
+		t.Errorf("response needs output or error, not both or neither: %.300q", stdout)
+	}
+	return r
+}
+
+func reqJSON(id, tool string, arguments any) string {
+	b, err := json.Marshal(map[string]any{"protocol_version": 1, "request_id": id, "tool": tool, "arguments": arguments})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// workspace makes a workspace holding README.md and returns the flags to
+// serve it.
+func workspace(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# axlr\nhello world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, []string{"--root", dir, "--profile", "trusted-local"}
+}
+
+func TestRunTools(t *testing.T) {
+	dir, flags := workspace(t)
+	tests := []struct {
+		name     string
+		tool     string
+		args     any
+		status   string
+		code     string // error code, or "" for an output
+		contains string // in the output or the error message
+	}{
+		{"read", "read", map[string]any{"path": "README.md"}, "completed", "", `"content":"# axlr\nhello world\n"`},
+		{"write", "write", map[string]any{"path": "docs/new.md", "content": "new", "mode": "create"}, "completed", "", `"written_bytes":3`},
+		{"edit", "edit", map[string]any{"path": "README.md", "old_text": "hello", "new_text": "hi"}, "completed", "", `"written_bytes":16`},
+		{"exec", "exec", map[string]any{"program": "sh", "args": []string{"-c", "echo out; exit 4"}}, "completed", "", `"exit_code":4,"stdout":"out\n"`},
+		{"search", "search", map[string]any{"pattern": "world"}, "completed", "", `"path":"README.md","line":2,"column":4`},
+		{"list", "list", map[string]any{}, "completed", "", `{"path":"README.md","type":"file","size":`},
+		{"operation failure", "read", map[string]any{"path": "missing.md"}, "failed", tools.CodeNotFound, `path "missing.md" does not exist`},
+		{"argument rejection", "read", map[string]any{"path": "/etc/passwd"}, "rejected", tools.CodeInvalidRequest, `path "/etc/passwd" is absolute`},
+		{"unknown argument", "list", map[string]any{"depth": 2}, "rejected", tools.CodeInvalidRequest, `unknown argument "depth" for list`},
+		{"limit over its maximum", "exec", map[string]any{"program": "true", "timeout_ms": 600000}, "rejected", tools.CodeInvalidArguments, "timeout_ms 600000 exceeds the 300000 ms limit"},
+		{"timeout", "exec", map[string]any{"program": "sleep", "args": []string{"5"}, "timeout_ms": 20}, "timed_out", tools.CodeTimeout, "did not finish within 20 ms"},
+		{"plugins.list", "plugins.list", map[string]any{}, "rejected", codePluginsUnavailable, "MCP plugins are not supported yet"},
+		{"plugins.call", "plugins.call", map[string]any{"plugin_id": "p", "tool_name": "t", "arguments": map[string]any{}}, "rejected", codePluginsUnavailable, "MCP plugins are not supported yet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWorker(t.Context(), flags, reqJSON("req-"+tt.name, tt.tool, tt.args), nil)
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			resp := decodeResponse(t, r.stdout)
+			if resp.RequestID != "req-"+tt.name || resp.Tool != tt.tool || resp.Status != tt.status {
+				t.Errorf("request_id %q tool %q status %q", resp.RequestID, resp.Tool, resp.Status)
+			}
+			if tt.code == "" {
+				if resp.Error != nil || !strings.Contains(string(resp.Output), tt.contains) {
+					t.Errorf("output %s, error %+v; want output containing %s", resp.Output, resp.Error, tt.contains)
+				}
+				return
+			}
+			if resp.Error == nil || resp.Error.Code != tt.code || !strings.Contains(resp.Error.Message, tt.contains) {
+				t.Errorf("error = %+v, want %s containing %q", resp.Error, tt.code, tt.contains)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "docs", "new.md")); err != nil || string(b) != "new" {
+		t.Errorf("docs/new.md = %q, %v", b, err)
+	}
+}
+
+func TestRunProtocolRejections(t *testing.T) {
+	_, flags := workspace(t)
+	huge := reqJSON("big", "write", map[string]any{"path": "x", "mode": "create", "content": strings.Repeat("x", maxRequestBytes)})
+	tests := []struct {
+		name   string
+		stdin  string
+		id     string
+		tool   string
+		reason string
+	}{
+		{"empty body", "", "", "", "the request body is empty"},
+		{"not JSON", "read README.md", "", "", "the request is not a JSON object"},
+		{"array", `[1]`, "", "", "the request is not a JSON object"},
+		{"null", `null`, "", "", "the request is not a JSON object"},
+		{"second document", reqJSON("r1", "list", map[string]any{}) + "\n" + reqJSON("r2", "list", map[string]any{}), "", "", "more than one JSON document"},
+		{"trailing data", reqJSON("r1", "list", map[string]any{}) + " x", "", "", "more than one JSON document"},
+		{"body over 4 MiB", huge, "", "", "the request body exceeds the 4194304 byte limit"},
+		{"unknown field", `{"protocol_version":1,"request_id":"r1","tool":"list","arguments":{},"priority":9}`, "r1", "list", `unknown request field "priority"`},
+		{"field in another case", `{"protocol_version":1,"request_id":"r1","Tool":"list","arguments":{}}`, "r1", "", `unknown request field "Tool"`},
+		{"protocol_version 2", `{"protocol_version":2,"request_id":"r1","tool":"list","arguments":{}}`, "r1", "list", "protocol_version 2 is not supported; this worker speaks protocol_version 1"},
+		{"protocol_version as a string", `{"protocol_version":"1","request_id":"r1","tool":"list","arguments":{}}`, "r1", "list", `protocol_version "1" is not supported`},
+		{"protocol_version missing", `{"request_id":"r1","tool":"list","arguments":{}}`, "r1", "list", "protocol_version is missing"},
+		{"empty request_id", `{"protocol_version":1,"request_id":"","tool":"list","arguments":{}}`, "", "list", "request_id must be a non-empty string"},
+		{"request_id not a string", `{"protocol_version":1,"request_id":7,"tool":"list","arguments":{}}`, "", "list", "request_id must be a non-empty string"},
+		{"request_id missing", `{"protocol_version":1,"tool":"list","arguments":{}}`, "", "list", "request_id must be a non-empty string"},
+		{"tool missing", `{"protocol_version":1,"request_id":"r1","arguments":{}}`, "r1", "", "tool must be a non-empty string"},
+		{"unknown tool", `{"protocol_version":1,"request_id":"r1","tool":"delete","arguments":{}}`, "r1", "delete", `unknown tool "delete"`},
+		{"arguments missing", `{"protocol_version":1,"request_id":"r1","tool":"list"}`, "r1", "list", "arguments must be a JSON object"},
+		{"arguments null", `{"protocol_version":1,"request_id":"r1","tool":"list","arguments":null}`, "r1", "list", "arguments must be a JSON object"},
+		{"arguments array", `{"protocol_version":1,"request_id":"r1","tool":"list","arguments":[]}`, "r1", "list", "arguments must be a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWorker(t.Context(), flags, tt.stdin, nil)
+			if r.code != exitUsage {
+				t.Errorf("exit %d, want 2", r.code)
+			}
+			resp := decodeResponse(t, r.stdout)
+			if resp.Status != tools.StatusRejected || resp.Error == nil || resp.Error.Code != tools.CodeInvalidRequest ||
+				!strings.Contains(resp.Error.Message, tt.reason) {
+				t.Errorf("status %s error %+v, want invalid_request containing %q", resp.Status, resp.Error, tt.reason)
+			}
+			if resp.RequestID != tt.id || resp.Tool != tt.tool {
+				t.Errorf("echoed request_id %q tool %q, want %q %q", resp.RequestID, resp.Tool, tt.id, tt.tool)
+			}
+		})
+	}
+}
+
+// TestRunResponseTooLarge reads and prints 1 MiB of control characters,
+// which JSON escapes six times over, past the 4 MiB response limit.
+func TestRunResponseTooLarge(t *testing.T) {
+	dir, flags := workspace(t)
+	control := bytes.Repeat([]byte{0x01}, 1<<20)
+	if err := os.WriteFile(filepath.Join(dir, "control.txt"), control, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain.txt"), bytes.Repeat([]byte("p"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, tool string
+		args       any
+	}{
+		{"read", "read", map[string]any{"path": "control.txt", "max_bytes": 1 << 20}},
+		{"exec", "exec", map[string]any{"program": "cat", "args": []string{"control.txt"}, "max_output_bytes": 1 << 20}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWorker(t.Context(), flags, reqJSON("big-"+tt.name, tt.tool, tt.args), nil)
+			if r.code != exitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			resp := decodeResponse(t, r.stdout)
+			if resp.Status != tools.StatusFailed || resp.Output != nil || resp.Error == nil || resp.Error.Code != codeResponseTooLarge ||
+				!strings.Contains(resp.Error.Message, "over the 4194304 byte limit") || resp.RequestID != "big-"+tt.name {
+				t.Errorf("response = %.400s", r.stdout)
+			}
+		})
+	}
+	// 1 MiB that needs no escaping fits.
+	r := runWorker(t.Context(), flags, reqJSON("plain", "read", map[string]any{"path": "plain.txt", "max_bytes": 1 << 20}), nil)
+	if resp := decodeResponse(t, r.stdout); resp.Status != tools.StatusCompleted {
+		t.Errorf("plain 1 MiB read: %s %+v", resp.Status, resp.Error)
+	}
+}
+
+func TestRespondSizeLimit(t *testing.T) {
+	now := time.Now()
+	for _, tt := range []struct {
+		size int
+		want string
+	}{
+		{maxResponseBytes - 400, tools.StatusCompleted},
+		{maxResponseBytes, tools.StatusFailed},
+	} {
+		out, _ := json.Marshal(map[string]string{"content": strings.Repeat("c", tt.size)})
+		b, err := respond(request{RequestID: "r", Tool: "read"}, out, nil, now, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp testResponse
+		if err := json.Unmarshal(b, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != tt.want || len(b)-1 > maxResponseBytes {
+			t.Errorf("output of %d bytes: status %s, response %d bytes", tt.size, resp.Status, len(b))
+		}
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no flags", nil, exitUsage, "--root is required"},
+		{"root missing", []string{"--root", filepath.Join(dir, "nope"), "--profile", "trusted-local"}, exitUsage, "--root must name an existing workspace directory"},
+		{"root is a file", []string{"--root", file, "--profile", "trusted-local"}, exitUsage, "not a directory"},
+		{"profile missing", []string{"--root", dir}, exitUsage, `--profile "" is not supported: pass --profile trusted-local`},
+		{"other profile", []string{"--root", dir, "--profile", "sandboxed"}, exitUsage, `--profile "sandboxed" is not supported`},
+		{"plugin", []string{"--root", dir, "--profile", "trusted-local", "--plugin", "/etc/axlr/p.json"}, exitUsage, "--plugin /etc/axlr/p.json: MCP plugins are not supported yet"},
+		{"plugin-env", []string{"--root", dir, "--profile", "trusted-local", "--plugin-env", "p:K=V"}, exitUsage, "--plugin-env: MCP plugins are not supported yet"},
+		{"env without =", []string{"--root", dir, "--profile", "trusted-local", "--env", "NOVALUE"}, exitUsage, `--env "NOVALUE": want KEY=VALUE`},
+		{"env without key", []string{"--root", dir, "--profile", "trusted-local", "--env", "=v"}, exitUsage, `--env "=v": want KEY=VALUE`},
+		{"argument", []string{"--root", dir, "--profile", "trusted-local", "request.json"}, exitUsage, `unexpected argument "request.json"`},
+		{"unknown flag", []string{"--root", dir, "--profile", "trusted-local", "--verbose"}, exitUsage, "flag provided but not defined: -verbose"},
+		{"help", []string{"-h"}, exitOK, "usage: axlr --root DIR --profile trusted-local"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runWorker(t.Context(), tt.args, reqJSON("r", "list", map[string]any{}), nil)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) || r.stdout != "" {
+				t.Errorf("exit %d stdout %q stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestRunEnv(t *testing.T) {
+	_, flags := workspace(t)
+	environ := []string{"PATH=/usr/bin:/bin", "OPENAI_API_KEY=sk-secret", "HOME=/home/u", "GITHUB_TOKEN=t"}
+	envOf := func(args []string) string {
+		r := runWorker(t.Context(), args, reqJSON("env", "exec", map[string]any{"program": "/usr/bin/env"}), environ)
+		resp := decodeResponse(t, r.stdout)
+		var out tools.ExecOutput
+		if err := json.Unmarshal(resp.Output, &out); err != nil {
+			t.Fatalf("output %s: %v", resp.Output, err)
+		}
+		return out.Stdout
+	}
+	if got := envOf(flags); got != "PATH=/usr/bin:/bin\nHOME=/home/u\n" {
+		t.Errorf("without --env the child gets %q", got)
+	}
+	if got := envOf(append(flags, "--env", "A=1", "--env", "B=two=2")); got != "A=1\nB=two=2\n" {
+		t.Errorf("with --env the child gets %q", got)
+	}
+}
+
+// TestRunCancel cancels the worker's context, as SIGTERM does, while a
+// program runs.
+func TestRunCancel(t *testing.T) {
+	_, flags := workspace(t)
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		f, err := os.Open(fifo)
+		if err == nil {
+			bufio.NewReader(f).ReadString('\n')
+			f.Close()
+		}
+		cancel()
+	}()
+	req := reqJSON("cancel-1", "exec", map[string]any{"program": "sh", "args": []string{"-c", `echo up > "$0"; sleep 30`, fifo}})
+	r := runWorker(ctx, flags, req, nil)
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	resp := decodeResponse(t, r.stdout)
+	if resp.Status != tools.StatusCancelled || resp.Error == nil || resp.Error.Code != tools.CodeCancelled ||
+		!strings.Contains(resp.Error.Message, `"sh" was cancelled; its process group was killed`) {
+		t.Errorf("response = %s", r.stdout)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("input/output error") }
+
+func TestRunIOFailures(t *testing.T) {
+	_, flags := workspace(t)
+	var stderr bytes.Buffer
+	code := run(t.Context(), flags, strings.NewReader(reqJSON("r", "list", map[string]any{})), failingWriter{}, &stderr, nil, time.Now)
+	if code != exitFatal || !strings.Contains(stderr.String(), "axlr: write the response: broken pipe") {
+		t.Errorf("write failure: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	code = run(t.Context(), flags, failingReader{}, &bytes.Buffer{}, &stderr, nil, time.Now)
+	if code != exitFatal || !strings.Contains(stderr.String(), "axlr: read the request from stdin: input/output error") {
+		t.Errorf("read failure: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+type failingCaller struct{ err error }
+
+func (c failingCaller) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, c.err
+}
+
+// TestDispatchErrors covers what no real tool produces: an error that is
+// not a *tools.Error is a bug, reported as internal_error.
+func TestDispatchErrors(t *testing.T) {
+	req := request{RequestID: "r", Tool: "read", Arguments: json.RawMessage(`{}`)}
+	_, terr := dispatch(t.Context(), failingCaller{errors.New("boom")}, req)
+	if terr == nil || terr.Code != tools.CodeInternalError || terr.Message != "boom" || status(terr) != tools.StatusFailed {
+		t.Errorf("plain error = %+v", terr)
+	}
+	_, terr = dispatch(t.Context(), failingCaller{&tools.Error{Code: tools.CodeConflict, Message: "m"}}, req)
+	if terr == nil || terr.Code != tools.CodeConflict {
+		t.Errorf("tool error = %+v", terr)
+	}
+}
