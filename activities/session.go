@@ -45,9 +45,10 @@ type Session struct {
 	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
 	HeartbeatEvery time.Duration
 
-	mu         sync.Mutex
-	workspaces map[string]*tools.Workspace
-	specs      map[string]agent.ToolSpec
+	mu          sync.Mutex
+	workspaces  map[string]*tools.Workspace
+	specs       map[string]agent.ToolSpec
+	transcripts transcripts
 }
 
 var _ workflows.SessionActivities = (*Session)(nil)
@@ -139,11 +140,10 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	if n := log.Len(); n != in.Revision {
 		return workflows.ModelRequestResult{}, diverged(in.SessionID, n, in.Revision)
 	}
-	events := log.Events(0)
-	if in.ContextCap > 0 && pastCap(events, in.ContextCap) {
+	if in.ContextCap > 0 && pastCap(log.Events(0), in.ContextCap) {
 		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
 	}
-	msgs, err := transcript(events)
+	msgs, err := a.transcripts.get(log)
 	if err != nil {
 		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
 	}
@@ -434,8 +434,9 @@ func (a *Session) workspace(root string) (*tools.Workspace, error) {
 	return ws, nil
 }
 
-// heartbeat records a heartbeat at once and then every HeartbeatEvery until
-// the returned stop is called.
+// heartbeat records a heartbeat every HeartbeatEvery until the returned
+// stop is called. A short call sends none: a heartbeat is a round trip to
+// the server.
 func (a *Session) heartbeat(ctx context.Context, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
@@ -452,13 +453,13 @@ func (a *Session) heartbeat(ctx context.Context, details func() any) (stop func(
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx, details())
 			select {
 			case <-done:
 				return
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				activity.RecordHeartbeat(ctx, details())
 			}
 		}
 	}()

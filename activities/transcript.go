@@ -3,6 +3,8 @@ package activities
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/contract"
@@ -83,55 +85,105 @@ func decode[T any](ev session.Event) (T, error) {
 // it).
 const interruptedResult = "no result: the execution was interrupted around this call; it may have run in part. Check before repeating it."
 
-// transcript rebuilds the provider messages from a session's events. A tool
-// call without a recorded result gets interruptedResult right after its
-// message, so the transcript stays valid for any provider.
-func transcript(events []session.Event) ([]agent.Message, error) {
-	var msgs []agent.Message
-	var open []string // call ids of the last assistant message still without a result
-	flush := func() {
-		for _, id := range open {
-			msgs = append(msgs, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
-		}
-		open = nil
-	}
+// builder rebuilds the provider messages from a session's events, one event
+// at a time, so a long session is decoded once and extended per request.
+type builder struct {
+	// events is how many events were added.
+	events int
+	msgs   []agent.Message
+	// open holds the call ids of the last assistant message still without
+	// a result.
+	open []string
+}
+
+// add takes the next events of the log.
+func (b *builder) add(events []session.Event) error {
 	for _, ev := range events {
+		b.events++
 		if ev.Type != evMessage {
 			continue
 		}
 		d, err := decode[messageData](ev)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m := d.Message
 		m.Reasoning = ""
 		switch m.Role {
 		case "tool":
-			idx := -1
-			for i, id := range open {
-				if id == m.ToolCallID {
-					idx = i
-					break
-				}
-			}
+			idx := slices.Index(b.open, m.ToolCallID)
 			if idx < 0 {
 				// A result for no open call: drop it rather than send a
 				// transcript the provider refuses.
 				continue
 			}
-			open = append(open[:idx], open[idx+1:]...)
-			msgs = append(msgs, m)
+			b.open = slices.Delete(b.open, idx, idx+1)
+			b.msgs = append(b.msgs, m)
 		case "assistant":
-			flush()
-			msgs = append(msgs, m)
+			b.flush()
+			b.msgs = append(b.msgs, m)
 			for _, tc := range m.ToolCalls {
-				open = append(open, tc.ID)
+				b.open = append(b.open, tc.ID)
 			}
 		default:
-			flush()
-			msgs = append(msgs, m)
+			b.flush()
+			b.msgs = append(b.msgs, m)
 		}
 	}
-	flush()
-	return msgs, nil
+	return nil
+}
+
+// flush answers the open calls with interruptedResult.
+func (b *builder) flush() {
+	for _, id := range b.open {
+		b.msgs = append(b.msgs, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
+	}
+	b.open = nil
+}
+
+// messages returns the transcript: a tool call without a recorded result
+// gets interruptedResult right after its message, so the transcript stays
+// valid for any provider.
+func (b *builder) messages() []agent.Message {
+	out := slices.Clone(b.msgs)
+	for _, id := range b.open {
+		out = append(out, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
+	}
+	return out
+}
+
+// transcripts caches the builders of recently used sessions.
+type transcripts struct {
+	mu    sync.Mutex
+	byID  map[string]*builder
+	order []string // least recently used first
+}
+
+// maxCachedTranscripts bounds the cache; a session beyond it is rebuilt
+// from its log on its next request.
+const maxCachedTranscripts = 32
+
+// get returns the transcript of a log, extending the cached one.
+func (c *transcripts) get(log *session.Log) ([]agent.Message, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[string]*builder{}
+	}
+	id := log.ID()
+	b, ok := c.byID[id]
+	if !ok || b.events > log.Len() {
+		b = &builder{}
+	}
+	if err := b.add(log.Events(b.events)); err != nil {
+		delete(c.byID, id)
+		return nil, err
+	}
+	c.byID[id] = b
+	c.order = append(slices.DeleteFunc(c.order, func(s string) bool { return s == id }), id)
+	if len(c.order) > maxCachedTranscripts {
+		delete(c.byID, c.order[0])
+		c.order = c.order[1:]
+	}
+	return b.messages(), nil
 }

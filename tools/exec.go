@@ -132,7 +132,7 @@ func (w *Workspace) exec(ctx context.Context, r execRequest) (ExecOutput, *Error
 		if e := stopped(ctx, runCtx, r); e != nil {
 			return ExecOutput{}, e
 		}
-		return ExecOutput{}, newError(CodeStartFailed, "start %s: %v", quote(r.program), startErr)
+		return ExecOutput{}, newError(CodeStartFailed, "start %s: %v", quote(r.program), cause(startErr))
 	}
 	if p.inW != nil {
 		go func() {
@@ -207,7 +207,8 @@ func waitDrained(drains *sync.WaitGroup, p *pipes) bool {
 
 // resolveProgram returns the path of the program to run: an absolute program
 // as it is, a relative one with a slash inside the workspace from cwd, and a
-// bare name looked up in the PATH of the exec environment.
+// bare name looked up in the PATH of the exec environment. Only cwd is
+// confined: the program runs with the host account's access anyway.
 func (w *Workspace) resolveProgram(r execRequest) (string, *Error) {
 	switch {
 	case strings.HasPrefix(r.program, "/"):
@@ -216,13 +217,8 @@ func (w *Workspace) resolveProgram(r execRequest) (string, *Error) {
 		}
 		return r.program, nil
 	case r.local != "":
-		if _, err := w.root.Stat(r.local); err != nil {
-			e := fsError("program", r.program, err)
-			if e.Code == CodeInvalidPath {
-				return "", e
-			}
-			return "", newError(CodeStartFailed, "program %s cannot be run: %v", quote(r.program), cause(err))
-		}
+		// The path stays in the workspace (parseExec); a symbolic link at it
+		// is followed like PATH's, as a virtualenv's bin/python is.
 		abs := filepath.Join(w.dir, r.local)
 		if _, err := exec.LookPath(abs); err != nil {
 			return "", newError(CodeStartFailed, "program %s cannot be run: %v", quote(r.program), cause(err))

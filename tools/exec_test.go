@@ -21,6 +21,8 @@ func TestExec(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "bin", "hello.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Like a virtualenv's bin/python, a link to a program outside.
+	symlink(t, "/bin/sh", filepath.Join(dir, "bin", "sh"))
 	tests := []struct {
 		name string
 		args map[string]any
@@ -42,6 +44,8 @@ func TestExec(t *testing.T) {
 			ExecOutput{Stdout: "hello\n", CapturedBytes: 6}},
 		{"program path without dot", map[string]any{"program": "bin/hello.sh"},
 			ExecOutput{Stdout: "hello\n", CapturedBytes: 6}},
+		{"program linked to a program outside", map[string]any{"program": "bin/sh", "args": []string{"-c", "echo linked"}},
+			ExecOutput{Stdout: "linked\n", CapturedBytes: 7}},
 		{"invalid UTF-8 output is replaced", map[string]any{"program": "printf", "args": []string{`\377ok`}},
 			ExecOutput{Stdout: "\uFFFDok", CapturedBytes: 3}},
 	}
@@ -135,7 +139,7 @@ func TestExecTimeout(t *testing.T) {
 // TestExecCancel cancels a run once the program has started a background
 // child, and checks that the child's whole process group was killed.
 func TestExecCancel(t *testing.T) {
-	w, dir := newWorkspace(t)
+	w, _ := newWorkspace(t)
 	fifo := filepath.Join(t.TempDir(), "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -165,7 +169,6 @@ func TestExecCancel(t *testing.T) {
 		t.Fatal("no pid from the program")
 	}
 	waitDead(t, pid)
-	_ = dir
 }
 
 // waitDead waits until process pid is gone or a zombie.
@@ -196,8 +199,11 @@ func TestExecFailures(t *testing.T) {
 	w, dir := newWorkspace(t)
 	writeFile(t, filepath.Join(dir, "data.txt"), "not a program")
 	writeFile(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh\necho tool\n")
-	if err := os.Chmod(filepath.Join(dir, "bin", "tool"), 0o755); err != nil {
-		t.Fatal(err)
+	writeFile(t, filepath.Join(dir, "bin", "garbage"), "\x00\x01 not a program")
+	for _, p := range []string{"tool", "garbage"} {
+		if err := os.Chmod(filepath.Join(dir, "bin", p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name string
@@ -209,6 +215,8 @@ func TestExecFailures(t *testing.T) {
 		{"not executable", map[string]any{"program": "./data.txt"}, CodeStartFailed, `program "./data.txt" cannot be run: permission denied`},
 		{"missing in the workspace", map[string]any{"program": "./missing.sh"}, CodeStartFailed, `program "./missing.sh" cannot be run: no such file or directory`},
 		{"missing absolute", map[string]any{"program": "/nonexistent/prog"}, CodeStartFailed, `program "/nonexistent/prog" cannot be run`},
+		{"a directory", map[string]any{"program": "./bin"}, CodeStartFailed, `program "./bin" cannot be run: is a directory`},
+		{"not a program format", map[string]any{"program": "bin/garbage"}, CodeStartFailed, `start "bin/garbage": exec format error`},
 		{"killed by a signal", map[string]any{"program": "sh", "args": []string{"-c", "kill -9 $$"}}, CodeProcessError, `"sh" was terminated by signal 9 (killed)`},
 	}
 	for _, tt := range tests {

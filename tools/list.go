@@ -97,11 +97,11 @@ func (w *Workspace) list(ctx context.Context, r listRequest) (ListOutput, *Error
 		return ListOutput{}, fsError("path", r.path, err)
 	}
 	l := &lister{w: w, r: r, page: newPage[ListEntry](r.offset, r.maxEntries, r.limit, "entry")}
-	envelope, merr := marshal(ListOutput{Entries: []ListEntry{}, NextOffset: l.page.bound()})
-	if merr != nil {
-		return ListOutput{}, newError(CodeInternalError, "encode list output: %v", merr)
+	if err := l.page.sizeEnvelope(func(next *int64) any {
+		return ListOutput{Entries: []ListEntry{}, NextOffset: next}
+	}); err != nil {
+		return ListOutput{}, err
 	}
-	l.page.envelope = int64(len(envelope))
 
 	var lerr *Error
 	if fi.IsDir() {

@@ -84,6 +84,10 @@ func TestReadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	symlink(t, "loop", filepath.Join(dir, "loop"))
+	device := "device"
+	if err := syscall.Mknod(filepath.Join(dir, device), syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		device = "" // creating a device needs privilege
+	}
 	symlink(t, "missing", filepath.Join(dir, "dangling"))
 
 	tests := []struct {
@@ -104,6 +108,14 @@ func TestReadErrors(t *testing.T) {
 		{"dangling link", map[string]any{"path": "dangling"}, CodeNotFound, `path "dangling" does not exist`},
 		{"symlink loop", map[string]any{"path": "loop"}, CodeFilesystemError, `path "loop": too many levels of symbolic links`},
 		{"name too long", map[string]any{"path": strings.Repeat("n", 300)}, CodeFilesystemError, "file name too long"},
+	}
+	if device != "" {
+		tests = append(tests, struct {
+			name string
+			args map[string]any
+			code string
+			msg  string
+		}{"device", map[string]any{"path": device}, CodeNotRegularFile, `"device" is a device, not a regular file`})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

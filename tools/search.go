@@ -123,11 +123,11 @@ func (w *Workspace) search(ctx context.Context, r searchRequest) (SearchOutput, 
 		return SearchOutput{}, fsError("path", r.path, err)
 	}
 	s := &searcher{w: w, r: r, page: newPage[SearchMatch](r.offset, r.maxResults, r.maxLen, "match")}
-	envelope, merr := marshal(SearchOutput{Matches: []SearchMatch{}, FilesScanned: maxCount, FilesSkipped: maxCount, NextOffset: s.page.bound()})
-	if merr != nil {
-		return SearchOutput{}, newError(CodeInternalError, "encode search output: %v", merr)
+	if err := s.page.sizeEnvelope(func(next *int64) any {
+		return SearchOutput{Matches: []SearchMatch{}, FilesScanned: maxCount, FilesSkipped: maxCount, NextOffset: next}
+	}); err != nil {
+		return SearchOutput{}, err
 	}
-	s.page.envelope = int64(len(envelope))
 
 	var serr *Error
 	switch {

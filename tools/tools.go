@@ -310,20 +310,24 @@ func escapes(err error) bool {
 	return false
 }
 
-// cause strips the operation and path that os and os/exec wrap around a
+// cause strips the operations and paths that os and os/exec wrap around a
 // system error, since messages name the workspace path themselves.
 func cause(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
+	for {
+		var (
+			ee *exec.Error
+			pe *fs.PathError
+			le *os.LinkError
+		)
+		switch {
+		case errors.As(err, &ee):
+			err = ee.Err
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		default:
+			return err
+		}
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }

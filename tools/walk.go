@@ -157,11 +157,17 @@ func (p *page[T]) next() *int64 {
 	return &n
 }
 
-// bound returns a pointer to the largest next_offset a page can report; with
-// counters at maxCount, it sizes the envelope of an output from above.
-func (p *page[T]) bound() *int64 {
-	n := p.offset + p.max
-	return &n
+// sizeEnvelope records the size of the output without items. empty builds
+// that output from the largest next_offset the page can report; it should
+// set its counters to maxCount, so that the size is an upper bound.
+func (p *page[T]) sizeEnvelope(empty func(next *int64) any) *Error {
+	next := p.offset + p.max
+	b, err := marshal(empty(&next))
+	if err != nil {
+		return newError(CodeInternalError, "encode an empty output: %v", err)
+	}
+	p.envelope = int64(len(b))
+	return nil
 }
 
 // maxCount stands for a counter of an output when its envelope is sized.

@@ -232,10 +232,7 @@ func tooLarge(p string, size int64) *Error {
 func (w *Workspace) create(ctx context.Context, p string, data []byte) *Error {
 	dir := path.Dir(p)
 	if err := w.root.MkdirAll(dir, 0o777); err != nil {
-		if escapes(err) {
-			return fsError("path", p, err)
-		}
-		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+		if !escapes(err) && (errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist)) {
 			return newError(CodeConflict, "a parent of %s is not a directory", quote(p))
 		}
 		return fsError("path", p, err)

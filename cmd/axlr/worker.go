@@ -153,11 +153,8 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("axlr", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	// Errors are reported once, by run; only -h prints the usage.
+	fs.SetOutput(io.Discard)
 	var (
 		cfg                      config
 		prof                     string
@@ -169,6 +166,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Var(&plugins, "plugin", "MCP plugin manifest (not supported yet: refused)")
 	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE for a plugin (not supported yet: refused)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+		}
 		return config{}, err
 	}
 	switch {

@@ -280,8 +280,9 @@ func TestRunFlags(t *testing.T) {
 		{"env without =", []string{"--root", dir, "--profile", "trusted-local", "--env", "NOVALUE"}, exitUsage, `--env "NOVALUE": want KEY=VALUE`},
 		{"env without key", []string{"--root", dir, "--profile", "trusted-local", "--env", "=v"}, exitUsage, `--env "=v": want KEY=VALUE`},
 		{"argument", []string{"--root", dir, "--profile", "trusted-local", "request.json"}, exitUsage, `unexpected argument "request.json"`},
-		{"unknown flag", []string{"--root", dir, "--profile", "trusted-local", "--verbose"}, exitUsage, "flag provided but not defined: -verbose"},
+		{"unknown flag", []string{"--root", dir, "--profile", "trusted-local", "--verbose"}, exitUsage, "axlr: flag provided but not defined: -verbose\n"},
 		{"help", []string{"-h"}, exitOK, "usage: axlr --root DIR --profile trusted-local"},
+		{"help lists the flags", []string{"--help"}, exitOK, "-plugin-env value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

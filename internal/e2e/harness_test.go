@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // env is a test's environment: the daemon's and axlr-tui's.
 type env struct {
-	t         *testing.T
+	t         testing.TB
 	dir       string
 	stateDir  string
 	workspace string
@@ -47,7 +47,7 @@ type env struct {
 	vars      map[string]string
 }
 
-func newEnv(t *testing.T, modelURL string) *env {
+func newEnv(t testing.TB, modelURL string) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{
@@ -104,23 +104,28 @@ type inProcess struct {
 }
 
 // start runs axlrd in this process until the test ends.
-func (e *env) start() *inProcess {
+func (e *env) start() *inProcess { return e.startWith(nil) }
+
+// startWith runs axlrd in this process with options adjusted by adjust.
+func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan daemon.Info, 1)
 	d := &inProcess{cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}}
-	go func() {
-		d.done <- daemon.Run(ctx, daemon.Options{
-			StateDir:     e.stateDir,
-			FrontendPort: e.port,
-			UIPortSet:    true,
-			Getenv:       e.getenv,
-			Environ:      e.environ(),
-			Stderr:       d.logs,
-			LogLevel:     "warn",
-			Ready:        func(i daemon.Info) { ready <- i },
-		})
-	}()
+	opts := daemon.Options{
+		StateDir:     e.stateDir,
+		FrontendPort: e.port,
+		UIPortSet:    true,
+		Getenv:       e.getenv,
+		Environ:      e.environ(),
+		Stderr:       d.logs,
+		LogLevel:     "warn",
+		Ready:        func(i daemon.Info) { ready <- i },
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	go func() { d.done <- daemon.Run(ctx, opts) }()
 	select {
 	case d.info = <-ready:
 	case err := <-d.done:
@@ -211,7 +216,7 @@ func (e *env) tui(ctx context.Context, args ...string) cliResult {
 }
 
 // lines decodes --json output: the event lines and the final result.
-func lines(t *testing.T, out string) ([]contract.Event, *contract.Result) {
+func lines(t testing.TB, out string) ([]contract.Event, *contract.Result) {
 	t.Helper()
 	var evs []contract.Event
 	var res *contract.Result
@@ -237,7 +242,7 @@ func lines(t *testing.T, out string) ([]contract.Event, *contract.Result) {
 	return evs, res
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

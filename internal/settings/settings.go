@@ -101,6 +101,9 @@ type Daemon struct {
 	TemporalAddress string `json:"temporal_address,omitempty"`
 	Namespace       string `json:"namespace,omitempty"`
 	LogLevel        string `json:"log_level,omitempty"`
+	// SQLiteSync is the embedded database's synchronous mode: normal or
+	// full (see axlrd --sqlite-sync).
+	SQLiteSync string `json:"sqlite_sync,omitempty"`
 }
 
 // DefaultAlwaysAsk is the destructive list when settings name none.
