@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -41,7 +42,10 @@ func TestBinary(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		opened := make(chan struct{})
 		go func() {
+			// Read the line: a reader gone before the program writes would
+			// kill it with SIGPIPE.
 			if f, err := os.Open(fifo); err == nil {
+				bufio.NewReader(f).ReadString('\n')
 				f.Close()
 			}
 			close(opened)

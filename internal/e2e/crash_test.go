@@ -77,6 +77,7 @@ func TestCrashDuringModelRequest(t *testing.T) {
 	if res.Status != contract.Completed || res.Answer != "a.txt holds one line." {
 		t.Fatalf("result %+v", res)
 	}
+	captureHistory(t, e, res.SessionID, "session_crash")
 	mu.Lock()
 	defer mu.Unlock()
 	if seen[0] != 1 || seen[1] != 1 || seen[2] != 2 {

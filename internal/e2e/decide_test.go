@@ -95,6 +95,8 @@ func TestNeedsDecisionThenDecide(t *testing.T) {
 		t.Fatalf("stale decision: exit %d %q", stale.code, stale.stderr)
 	}
 
+	captureHistory(t, e, res.SessionID, "session_decide")
+
 	// history reads the run back from Temporal.
 	h := e.tui(ctx, "history", res.SessionID, "--json")
 	if h.code != 0 {

@@ -1,0 +1,35 @@
+# axlr's build and test entry points. The first build compiles the Temporal
+# server (about 10 minutes on 2 cores); later builds are cached.
+
+GO ?= go
+
+# Packages whose tests start the embedded Temporal server run without -race:
+# a race build of the server takes longer than the tests.
+SERVER_PKGS := ./internal/e2e/ ./internal/daemon/ ./internal/embedtemporal/ ./cmd/axlrd/
+RACE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/e2e -e /internal/daemon -e /internal/embedtemporal -e /cmd/axlrd)
+
+.PHONY: all build run test vet bench
+
+all: build
+
+## build: axlrd, axlr-tui and axlr into bin/
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## run: axlrd on the embedded Temporal server
+run:
+	$(GO) run ./cmd/axlrd
+
+## vet: go vet and gofmt
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+
+## test: vet, the race-checked unit tests, then the embedded-server tests
+test: vet
+	$(GO) test -race -count=1 $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 20m $(SERVER_PKGS)
+
+## bench: orchestration benchmarks on the embedded server
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/e2e/
