@@ -180,14 +180,23 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 		return workflows.ModelRequestResult{}, err
 	}
 	usage := resp.Usage
-	ev, err := appendEvent(log, evMessage, keyResponse(in.Revision), messageData{
+	data, err := json.Marshal(messageData{
 		Message:      agent.Message{Role: "assistant", Content: resp.Text, Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls},
 		Model:        firstNonEmpty(resp.Model, in.Model),
 		FinishReason: resp.FinishReason,
 		Usage:        &usage,
 	})
 	if err != nil {
-		return workflows.ModelRequestResult{}, err
+		return workflows.ModelRequestResult{}, fmt.Errorf("encode response of session %s: %w", in.SessionID, err)
+	}
+	// Only at the revision it answers: an abandoned attempt (interrupted,
+	// timed out) that returns late must not land after newer messages.
+	ev, _, err := log.AppendAt(in.Revision, session.Event{Type: evMessage, Key: keyResponse(in.Revision), Data: data})
+	if errors.Is(err, session.ErrMoved) {
+		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
+	}
+	if err != nil {
+		return workflows.ModelRequestResult{}, fmt.Errorf("save response of session %s: %w", in.SessionID, err)
 	}
 	return a.responseResult(ev)
 }

@@ -375,3 +375,27 @@ func mustID(t *testing.T) string {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestLateResponseIsNotAppended: a response that arrives after the session
+// moved on (an interrupted attempt finishing late) is refused, not appended
+// after newer messages.
+func TestLateResponseIsNotAppended(t *testing.T) {
+	var f *fixture
+	f = newFixture(t, func(req agenttest.Request) agenttest.Reply {
+		log, err := f.acts.Store.Log(f.id)
+		if err == nil {
+			_, err = appendEvent(log, evMessage, keyPrompt("exec-2"), messageData{Message: agent.Message{Role: "user", Content: "next"}, Prompt: true})
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		return agenttest.Reply{Text: "late"}
+	})
+	rev := f.begin("x").Revision
+	_, err := f.request(rev)
+	assertAppError(t, err, workflows.ErrTypeSessionDiverged, "session log moved on")
+	log, _ := f.acts.Store.Log(f.id)
+	if last, _ := log.Last(evMessage); !strings.Contains(string(last.Data), `"next"`) || log.Len() != rev+1 {
+		t.Fatalf("the late response was appended: %d events, last %s", log.Len(), last.Data)
+	}
+}

@@ -73,6 +73,18 @@ func (l *Log) Repaired() int64 { return l.repaired }
 // event and existed=true without writing, whatever the rest of ev holds.
 // An OperationID, when set, must be a valid id; Type must not be empty.
 func (l *Log) Append(ev Event) (saved Event, existed bool, err error) {
+	return l.append(ev, -1)
+}
+
+// AppendAt is Append for a writer that must not append behind another: it
+// writes only if the log holds exactly seq events, and otherwise returns
+// ErrMoved. An event whose key exists is returned as Append returns it.
+func (l *Log) AppendAt(seq int, ev Event) (saved Event, existed bool, err error) {
+	return l.append(ev, seq)
+}
+
+// append writes ev; want >= 0 requires the log to hold exactly want events.
+func (l *Log) append(ev Event, want int) (saved Event, existed bool, err error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	switch {
@@ -105,6 +117,10 @@ func (l *Log) Append(ev Event) (saved Event, existed bool, err error) {
 
 	l.mu.RLock()
 	seq := len(l.events)
+	if want >= 0 && seq != want {
+		l.mu.RUnlock()
+		return Event{}, false, fmt.Errorf("append %s event to session %s at %d: the log holds %d events: %w", ev.Type, l.id, want, seq, ErrMoved)
+	}
 	if seq > 0 {
 		ev.ParentID = l.events[seq-1].ID
 	} else {

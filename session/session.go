@@ -57,6 +57,9 @@ var (
 	ErrInvalidID = errors.New("not a lowercase RFC 9562 UUID")
 	// ErrClosed means the store was closed.
 	ErrClosed = errors.New("session store closed")
+	// ErrMoved means AppendAt found the log longer or shorter than asked:
+	// another writer appended first.
+	ErrMoved = errors.New("session log moved on")
 )
 
 // CorruptError reports a complete line of a log file that is not a valid

@@ -646,3 +646,27 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+func TestAppendAt(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	l, err := s.Create(newID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, Event{Type: "a"})
+	if _, _, err := l.AppendAt(0, Event{Type: "late"}); !errors.Is(err, ErrMoved) || !strings.Contains(err.Error(), "holds 1 events") {
+		t.Fatalf("AppendAt behind the log: %v", err)
+	}
+	if l.Len() != 1 {
+		t.Fatalf("a refused AppendAt wrote: %d events", l.Len())
+	}
+	ev, existed, err := l.AppendAt(1, Event{Type: "b", Key: "k"})
+	if err != nil || existed || ev.Seq != 1 {
+		t.Fatalf("AppendAt at the end: %+v %v %v", ev, existed, err)
+	}
+	// A keyed event already saved is returned wherever the log stands.
+	again, existed, err := l.AppendAt(0, Event{Type: "b", Key: "k"})
+	if err != nil || !existed || again.ID != ev.ID {
+		t.Fatalf("AppendAt of a saved key: %+v %v %v", again, existed, err)
+	}
+}

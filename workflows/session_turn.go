@@ -61,6 +61,10 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 	s.running = true
 	turnCtx, cancel := workflow.WithCancel(ctx)
 	s.cancel = cancel
+	if s.interrupted != "" {
+		// Interrupted while it waited to start.
+		cancel()
+	}
 	defer func() {
 		s.running = false
 		s.cancel = nil

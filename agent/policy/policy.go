@@ -336,11 +336,7 @@ func describeRule(r Rule) string {
 	if len(r.Arguments) == 0 {
 		return r.Name
 	}
-	keys := make([]string, 0, len(r.Arguments))
-	for k := range r.Arguments {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(r.Arguments)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s=%q", k, r.Arguments[k])
@@ -353,13 +349,22 @@ func truncationNote(rules []Rule, c Call) string {
 		if !Match(r.Name, c.Tool) {
 			continue
 		}
-		for arg := range r.Arguments {
+		for _, arg := range sortedKeys(r.Arguments) {
 			if v, ok := c.Args[arg]; ok && v.Truncated {
 				return fmt.Sprintf(" (argument %s is too long to check against the policy)", arg)
 			}
 		}
 	}
 	return ""
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // matchRule reports whether a rule covers a call. A rule with argument

@@ -178,3 +178,46 @@ func runDaemonMain(e *env, stderr io.Writer) int {
 	return daemon.Main([]string{"--state-dir", e.stateDir, "--frontend-port", fmt.Sprint(e.port), "--ui-port", "0",
 		"--settings", filepath.Join(e.dir, "absent.json")}, io.Discard, stderr)
 }
+
+func TestInterrupt(t *testing.T) {
+	arrived := make(chan struct{}, 4)
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		arrived <- struct{}{}
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "slow") {
+			return agenttest.Reply{Delay: time.Minute, Text: "too late"}
+		}
+		return agenttest.Reply{Text: "fast answer"}
+	})
+	e := newEnv(t, model.URL)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	interrupts := make(chan os.Signal, 1)
+	done := make(chan cliResult, 1)
+	go func() {
+		var stdout, stderr syncBuffer
+		code := cli.Main(ctx, []string{"--exec", "a slow one", "--model", "m", "--json", "--temporal-address", e.address()}, cli.IO{
+			Stdout: &stdout, Stderr: &stderr, Getenv: e.getenv, Interrupts: interrupts,
+			Getwd: func() (string, error) { return e.workspace, nil },
+		})
+		done <- cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	}()
+	<-arrived
+	interrupts <- os.Interrupt
+	r := <-done
+	if r.code != 1 || !strings.Contains(r.stderr, "interrupting the execution") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs, res := lines(t, r.stdout)
+	if res.Status != contract.Interrupted || res.Error != "interrupted from axlr-tui" {
+		t.Fatalf("result %+v", res)
+	}
+	if last := evs[len(evs)-1]; last.Type != contract.EventFailed {
+		t.Fatalf("last event %+v", last)
+	}
+	// The session goes on: a new prompt runs.
+	next := e.tui(ctx, "--exec", "quick", "--session", res.SessionID)
+	if next.code != 0 || strings.TrimSpace(next.stdout) != "fast answer" {
+		t.Fatalf("next prompt: exit %d %q %q", next.code, next.stdout, next.stderr)
+	}
+}
