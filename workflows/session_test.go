@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -167,7 +168,7 @@ func (h *harness) update(name, id string, arg any, out *outcome) {
 		h.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { out.rejected = err },
 			OnAccept:   func() {},
-			OnComplete: func(v any, err error) { out.err = err },
+			OnComplete: func(v any, err error) { out.err, out.completed = err, true },
 		}, arg)
 	}, h.at)
 }
@@ -198,14 +199,15 @@ func (h *harness) run() {
 }
 
 type outcome struct {
-	rejected error
-	err      error
+	rejected  error
+	err       error
+	completed bool
 }
 
 func (o *outcome) mustAccept(t *testing.T, what string) {
 	t.Helper()
-	if o.rejected != nil || o.err != nil {
-		t.Fatalf("%s: rejected %v, failed %v", what, o.rejected, o.err)
+	if o.rejected != nil || o.err != nil || !o.completed {
+		t.Fatalf("%s: rejected %v, failed %v, completed %v", what, o.rejected, o.err, o.completed)
 	}
 }
 
@@ -492,4 +494,56 @@ func contains[T comparable](s []T, v T) bool {
 
 func workflowOptions() workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: SessionWorkflow}
+}
+
+// TestContinueAsNewCarriesState: when Temporal suggests it, an idle session
+// continues as new with its pending call, its applied update ids and its
+// last result, and the next run decides the call.
+func TestContinueAsNewCarriesState(t *testing.T) {
+	acts := newScripted(
+		reply{text: "writing", calls: []scriptCall{{tool: "local_write", args: map[string]any{"path": "n.md", "content": "x", "mode": "create"}}}},
+		reply{text: "done"},
+	)
+	h := newHarness(t, acts)
+	var ex outcome
+	// Suggested while the execution is queued: the session continues as
+	// new once it is idle again.
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(UpdateExecute, "exec-1", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { ex.rejected = err },
+			OnAccept:   func() { h.env.SetContinueAsNewSuggested(true) },
+			OnComplete: func(_ any, err error) { ex.err, ex.completed = err, true },
+		}, execReq("exec-1", "write n.md", policy.ApproveNone, nil))
+	}, time.Minute)
+	h.env.ExecuteWorkflow(SessionWorkflow, SessionInput{SessionID: sessionID, Host: "test"})
+	ex.mustAccept(t, "execute")
+	var can *workflow.ContinueAsNewError
+	if !errors.As(h.env.GetWorkflowError(), &can) {
+		t.Fatalf("workflow ended with %v, want continue-as-new", h.env.GetWorkflowError())
+	}
+	var next SessionInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	st := next.State
+	if st == nil || st.Pending == nil || st.Pending.Call.Tool != "local_write" || st.Last == nil || st.Last.Status != contract.NeedsDecision || len(st.Applied) != 1 {
+		t.Fatalf("carried state %+v", st)
+	}
+
+	// The next run: a retried exec-1 is not applied again, and the decision
+	// continues the carried turn.
+	h2 := newHarness(t, acts)
+	var retry, dec outcome
+	var p Progress
+	h2.update(UpdateExecute, "exec-1", execReq("exec-1", "write n.md", policy.ApproveNone, nil), &retry)
+	h2.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", Decision: contract.Approve}, &dec)
+	h2.progress(&p)
+	h2.at += time.Minute
+	h2.env.RegisterDelayedCallback(h2.env.CancelWorkflow, h2.at)
+	h2.env.ExecuteWorkflow(SessionWorkflow, next)
+	retry.mustAccept(t, "retried execute")
+	dec.mustAccept(t, "decide")
+	if p.Result == nil || p.Result.Status != contract.Completed || len(acts.ran) != 1 || acts.ran[0].Decision != contract.Approve {
+		t.Fatalf("result %+v, ran %+v", p.Result, acts.ran)
+	}
 }
