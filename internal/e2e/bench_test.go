@@ -28,8 +28,9 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 200x ./internal/e2e/
 //
-// and AXLR_BENCH_SERVER_DEFAULTS=1 to compare with the server's default
-// rate limits (the ~45 ms floor). They print figures; they assert nothing
+// with AXLR_BENCH_SERVER_DEFAULTS=1 to compare with the server's default
+// rate limits (the ~45 ms floor), and AXLR_BENCH_SQLITE_SYNC=full for the
+// power-loss-safe database mode. They print figures; they assert nothing
 // about time.
 
 // serverDefaults restores the Temporal defaults Tuning changes.
@@ -50,6 +51,7 @@ func benchEnv(b *testing.B, script agenttest.Script) (*env, *inProcess, client.C
 		if os.Getenv("AXLR_BENCH_SERVER_DEFAULTS") == "1" {
 			o.DynamicConfig = serverDefaults
 		}
+		o.SQLiteSync = os.Getenv("AXLR_BENCH_SQLITE_SYNC")
 	}
 	d := e.startWith(opts)
 	c, err := client.Dial(client.Options{HostPort: d.info.Frontend, Namespace: d.info.Namespace, Logger: quiet{}})
