@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,4 +62,23 @@ func TestExternalCluster(t *testing.T) {
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "served by the second axlrd" {
 		t.Fatalf("exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestSIGTERMStopsCleanly: SIGTERM stops the worker and the server, exits
+// 0, and releases the state dir for the next start.
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:1")
+	d := e.spawn()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.waited:
+	case <-time.After(time.Minute):
+		t.Fatalf("axlrd did not stop after SIGTERM\n%s", d.stderr)
+	}
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM\n%s", code, d.stderr)
+	}
+	e.spawn()
 }
