@@ -2,6 +2,7 @@ package embedtemporal
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"go.temporal.io/server/common/log"
@@ -13,10 +14,13 @@ import (
 // their level.
 type zlog struct {
 	l zerolog.Logger
+	// quiet drops warnings: set while the server stops, when its services
+	// complain about each other going away.
+	quiet *atomic.Bool
 }
 
-func newTemporalLogger(l zerolog.Logger) log.Logger {
-	return zlog{l: l.With().Str("component", "temporal").Logger()}
+func newTemporalLogger(l zerolog.Logger, quiet *atomic.Bool) log.Logger {
+	return zlog{l: l.With().Str("component", "temporal").Logger(), quiet: quiet}
 }
 
 var _ log.WithLogger = zlog{}
@@ -26,12 +30,17 @@ func (z zlog) With(tags ...tag.Tag) log.Logger {
 	for _, t := range tags {
 		ctx = ctx.Interface(t.Key(), tagValue(t))
 	}
-	return zlog{l: ctx.Logger()}
+	return zlog{l: ctx.Logger(), quiet: z.quiet}
 }
 
 func (z zlog) Debug(msg string, tags ...tag.Tag) { z.emit(z.l.Trace(), msg, tags) }
 func (z zlog) Info(msg string, tags ...tag.Tag)  { z.emit(z.l.Debug(), msg, tags) }
-func (z zlog) Warn(msg string, tags ...tag.Tag)  { z.emit(z.l.Warn(), msg, tags) }
+func (z zlog) Warn(msg string, tags ...tag.Tag) {
+	if z.quiet.Load() {
+		return
+	}
+	z.emit(z.l.Warn(), msg, tags)
+}
 func (z zlog) Error(msg string, tags ...tag.Tag) { z.emit(z.l.Error(), msg, tags) }
 func (z zlog) DPanic(msg string, tags ...tag.Tag) {
 	z.emit(z.l.Error(), msg, tags)

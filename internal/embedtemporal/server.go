@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -34,6 +35,8 @@ import (
 const (
 	host        = "127.0.0.1"
 	clusterName = "active"
+	// clusterID is fixed so the database keeps one identity across starts.
+	clusterID = "6f1c0b2a-7e10-4c1e-9d61-a2f1a5e3c0de"
 )
 
 // Options configure the embedded server. Zero values take the defaults named
@@ -93,6 +96,7 @@ type Server struct {
 	ui           *uiserver.Server
 	frontendAddr string
 	uiAddr       string
+	quiet        *atomic.Bool
 }
 
 // Start builds and starts the server. It returns once the frontend accepts
@@ -133,7 +137,8 @@ func Start(opts Options) (*Server, error) {
 	for k, v := range opts.DynamicConfig {
 		dyn[dynamicconfig.MakeKey(k)] = v
 	}
-	logger := newTemporalLogger(opts.Logger)
+	quiet := &atomic.Bool{}
+	logger := newTemporalLogger(opts.Logger, quiet)
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("create authorizer: %w", err)
@@ -165,7 +170,7 @@ func Start(opts Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("start temporal server: %w", err)
 	}
-	s := &Server{srv: srv, frontendAddr: frontendAddr}
+	s := &Server{srv: srv, frontendAddr: frontendAddr, quiet: quiet}
 	if opts.UIPort != 0 {
 		s.uiAddr = net.JoinHostPort(host, strconv.Itoa(opts.UIPort))
 		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
@@ -198,8 +203,10 @@ func (s *Server) UIURL() string {
 	return "http://" + s.uiAddr
 }
 
-// Stop stops the UI and the server.
+// Stop stops the UI and the server. Warnings of services that lose each
+// other while stopping are not logged.
 func (s *Server) Stop() {
+	s.quiet.Store(true)
 	if s.ui != nil {
 		s.ui.Stop()
 	}
@@ -267,7 +274,7 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontendAddr,
 				HTTPAddress:            httpAddr,
-				ClusterID:              "axlr-embedded",
+				ClusterID:              clusterID,
 			},
 		},
 	}
