@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -161,7 +162,7 @@ func continuation(events []session.Event, meta createdData, from string, limit i
 			steps = steps[len(steps)-maxStepLines:]
 		}
 		for _, s := range steps {
-			fmt.Fprintf(&b, "- %s → %s\n", s.call, firstNonEmpty(s.status, "no result"))
+			fmt.Fprintf(&b, "- %s → %s\n", s.call, cmp.Or(s.status, "no result"))
 		}
 		b.WriteString("\n")
 	}

@@ -6,6 +6,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,7 +93,7 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 	if err := checkRoot(root); err != nil {
 		return workflows.BeginTurnResult{}, err
 	}
-	model := firstNonEmpty(in.Model, meta.Model, a.Settings.Model)
+	model := cmp.Or(in.Model, meta.Model, a.Settings.Model)
 	if model == "" {
 		return workflows.BeginTurnResult{}, temporal.NewNonRetryableApplicationError(
 			`no model: pass --model NAME or set "model" in settings.json`, workflows.ErrTypeBadRequest, nil)
@@ -182,7 +183,7 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	usage := resp.Usage
 	data, err := json.Marshal(messageData{
 		Message:      agent.Message{Role: "assistant", Content: resp.Text, Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls},
-		Model:        firstNonEmpty(resp.Model, in.Model),
+		Model:        cmp.Or(resp.Model, in.Model),
 		FinishReason: resp.FinishReason,
 		Usage:        &usage,
 	})
@@ -576,15 +577,6 @@ func appendEvent(log *session.Log, typ, key string, v any) (session.Event, error
 		return session.Event{}, fmt.Errorf("save %s event %s in session %s: %w", typ, key, log.ID(), err)
 	}
 	return ev, nil
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // cutUTF8 cuts s to at most n bytes at a character boundary.

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"os"
@@ -273,7 +274,7 @@ func TestTranscriptRepairsMissingResults(t *testing.T) {
 	got := b.messages()
 	var shape []string
 	for _, m := range got {
-		shape = append(shape, m.Role+":"+m.ToolCallID+":"+firstNonEmpty(m.Content, "-")[:1])
+		shape = append(shape, m.Role+":"+m.ToolCallID+":"+cmp.Or(m.Content, "-")[:1])
 		if m.Reasoning != "" {
 			t.Fatal("reasoning kept in the transcript sent back")
 		}

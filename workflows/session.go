@@ -196,7 +196,8 @@ type SessionState struct {
 	// cursor of Events[0].
 	Events    []contract.Event `json:"events,omitempty"`
 	EventBase int              `json:"event_base"`
-	Applied   []AppliedUpdate  `json:"applied,omitempty"`
+	// Applied holds the ids of the last admitted updates (execution ids).
+	Applied []string `json:"applied,omitempty"`
 }
 
 // Current is the session the workflow works in now.
@@ -229,12 +230,6 @@ type ExecutionState struct {
 	// EventFrom is the cursor of the execution's first event.
 	EventFrom int              `json:"event_from"`
 	Result    *contract.Result `json:"result,omitempty"`
-}
-
-// AppliedUpdate remembers an admitted update across continue-as-new.
-type AppliedUpdate struct {
-	UpdateID    string `json:"update_id"`
-	ExecutionID string `json:"execution_id"`
 }
 
 type queuedRequest struct {
@@ -471,17 +466,10 @@ func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
 	return nil
 }
 
-func (s *sessionRun) applied(id string) (AppliedUpdate, bool) {
-	for _, a := range s.st.Applied {
-		if a.UpdateID == id {
-			return a, true
-		}
-	}
-	return AppliedUpdate{}, false
-}
+func (s *sessionRun) applied(id string) bool { return slices.Contains(s.st.Applied, id) }
 
-func (s *sessionRun) remember(updateID, executionID string) {
-	s.st.Applied = append(s.st.Applied, AppliedUpdate{UpdateID: updateID, ExecutionID: executionID})
+func (s *sessionRun) remember(id string) {
+	s.st.Applied = append(s.st.Applied, id)
 	if len(s.st.Applied) > maxApplied {
 		s.st.Applied = slices.Clone(s.st.Applied[len(s.st.Applied)-maxApplied:])
 	}
@@ -495,7 +483,7 @@ func (s *sessionRun) busyError() error {
 }
 
 func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) error {
-	if _, ok := s.applied(req.ExecutionID); ok {
+	if s.applied(req.ExecutionID) {
 		return nil
 	}
 	if strings.TrimSpace(req.ExecutionID) == "" {
@@ -534,17 +522,23 @@ func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) e
 }
 
 func (s *sessionRun) execute(ctx workflow.Context, req ExecuteRequest) (Accepted, error) {
-	if a, ok := s.applied(req.ExecutionID); ok {
-		return Accepted{ExecutionID: a.ExecutionID, SessionID: s.st.Current()}, nil
+	return s.admit(req.ExecutionID, &queuedRequest{Execute: &req}), nil
+}
+
+// admit queues an execution once per id: a request whose id was applied
+// before (a retried click, across continue-as-new too) gets the same
+// answer and runs nothing.
+func (s *sessionRun) admit(id string, q *queuedRequest) Accepted {
+	if !s.applied(id) {
+		s.remember(id)
+		s.st.Queued = q
+		s.st.Execution = &ExecutionState{ID: id, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
 	}
-	s.remember(req.ExecutionID, req.ExecutionID)
-	s.st.Queued = &queuedRequest{Execute: &req}
-	s.st.Execution = &ExecutionState{ID: req.ExecutionID, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
-	return Accepted{ExecutionID: req.ExecutionID, SessionID: s.st.Current()}, nil
+	return Accepted{ExecutionID: id, SessionID: s.st.Current()}
 }
 
 func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) error {
-	if _, ok := s.applied(req.ExecutionID); ok {
+	if s.applied(req.ExecutionID) {
 		return nil
 	}
 	if strings.TrimSpace(req.ExecutionID) == "" {
@@ -593,13 +587,7 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 }
 
 func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, error) {
-	if a, ok := s.applied(req.ExecutionID); ok {
-		return Accepted{ExecutionID: a.ExecutionID, SessionID: s.st.Current()}, nil
-	}
-	s.remember(req.ExecutionID, req.ExecutionID)
-	s.st.Queued = &queuedRequest{Decide: &req}
-	s.st.Execution = &ExecutionState{ID: req.ExecutionID, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
-	return Accepted{ExecutionID: req.ExecutionID, SessionID: s.st.Current()}, nil
+	return s.admit(req.ExecutionID, &queuedRequest{Decide: &req}), nil
 }
 
 func (s *sessionRun) validateInterrupt(ctx workflow.Context, req InterruptRequest) error {

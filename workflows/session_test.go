@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,7 +62,7 @@ func (s *scripted) BeginTurn(_ context.Context, in BeginTurnInput) (BeginTurnRes
 	if in.Prompt != "" {
 		s.revision[in.SessionID]++
 	}
-	return BeginTurnResult{Revision: s.revision[in.SessionID], Model: firstNonEmpty(in.Model, "fake-model"), Root: in.Root,
+	return BeginTurnResult{Revision: s.revision[in.SessionID], Model: cmp.Or(in.Model, "fake-model"), Root: in.Root,
 		Settings: policy.Settings{AlwaysAsk: []string{"git push --force"}}, Stream: true}, nil
 }
 

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,7 +112,7 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		SessionID:   s.st.Current(),
 		ExecutionID: req.ExecutionID,
 		Prompt:      req.Prompt,
-		Model:       firstNonEmpty(req.Model, s.st.Model),
+		Model:       cmp.Or(req.Model, s.st.Model),
 		Root:        s.st.Root,
 		Mode:        req.Mode,
 	}).Get(ctx, &begin)
@@ -380,13 +381,4 @@ func failureMessage(err error) string {
 		return "timed out (" + timeout.TimeoutType().String() + ")"
 	}
 	return err.Error()
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

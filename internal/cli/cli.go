@@ -8,6 +8,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -183,8 +184,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// loadSettings reads the settings file the daemon reads by default.
-func (c *common) loadSettings(sys IO) (*settings.Loaded, error) {
+// connect reads the settings file the daemon reads by default, then dials
+// axlrd's Temporal frontend, failing fast with a message that says how to
+// start it.
+func (c *common) connect(ctx context.Context, sys IO) (client.Client, error) {
 	path := c.settings
 	if path == "" {
 		p, err := settings.DefaultPath(sys.Getenv)
@@ -197,16 +200,9 @@ func (c *common) loadSettings(sys IO) (*settings.Loaded, error) {
 	if err != nil {
 		return nil, exitWith(ExitUsage, "%v", err)
 	}
-	return set, nil
-}
-
-// dial connects to axlrd's Temporal frontend, failing fast with a message
-// that says how to start it.
-func (c *common) dial(ctx context.Context, sys IO, set *settings.Loaded) (client.Client, error) {
-	addr := firstNonEmpty(c.address, set.Daemon.TemporalAddress, DefaultTemporalAddress)
-	ns := firstNonEmpty(c.namespace, set.Daemon.Namespace, "default")
-	environ := os.Environ()
-	red := redact.New(append(append([]string(nil), set.Secrets...), redact.Secrets(environ)...))
+	addr := cmp.Or(c.address, set.Daemon.TemporalAddress, DefaultTemporalAddress)
+	ns := cmp.Or(c.namespace, set.Daemon.Namespace, "default")
+	red := redact.New(append(append([]string(nil), set.Secrets...), redact.Secrets(os.Environ())...))
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cl, err := client.DialContext(dctx, client.Options{
@@ -255,15 +251,6 @@ func absRoot(dir string, sys IO) (string, error) {
 		return "", exitWith(ExitUsage, "root %s is not a directory", abs)
 	}
 	return abs, nil
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // quietLogger drops the SDK's logs: axlr-tui reports errors itself.

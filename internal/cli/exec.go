@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,11 +125,7 @@ func runExec(ctx context.Context, args []string, sys IO) error {
 			return exitWith(ExitUsage, "%s: %v", o.policy, err)
 		}
 	}
-	set, err := o.loadSettings(sys)
-	if err != nil {
-		return err
-	}
-	c, err := o.dial(ctx, sys, set)
+	c, err := o.connect(ctx, sys)
 	if err != nil {
 		return err
 	}
@@ -210,7 +207,7 @@ func runExec(ctx context.Context, args []string, sys IO) error {
 func requestError(err error, addr string) error {
 	var unavailable *serviceerror.Unavailable
 	if errors.As(err, &unavailable) {
-		return unreachable(firstNonEmpty(addr, DefaultTemporalAddress), err)
+		return unreachable(cmp.Or(addr, DefaultTemporalAddress), err)
 	}
 	msg := err.Error()
 	for _, prefix := range []string{"unable to update workflow: ", "update failed: "} {
@@ -371,7 +368,7 @@ func (w *watcher) print(ev contract.Event) {
 	case contract.EventToolRequested:
 		fmt.Fprintf(w.sys.Stderr, "→ %s %s\n", ev.Tool, compactArgs(ev.Arguments))
 	case contract.EventToolCompleted:
-		detail := firstNonEmpty(ev.Text, ev.Reason, ev.Error)
+		detail := cmp.Or(ev.Text, ev.Reason, ev.Error)
 		if detail != "" {
 			detail = ": " + detail
 		}

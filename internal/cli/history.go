@@ -58,11 +58,7 @@ func runHistory(ctx context.Context, args []string, sys IO) error {
 	if len(pos) != 1 {
 		return exitWith(ExitUsage, "usage: axlr-tui history ID [--json] (a session id or a workflow id)")
 	}
-	set, err := o.loadSettings(sys)
-	if err != nil {
-		return err
-	}
-	c, err := o.dial(ctx, sys, set)
+	c, err := o.connect(ctx, sys)
 	if err != nil {
 		return err
 	}

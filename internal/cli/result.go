@@ -26,11 +26,7 @@ func runResult(ctx context.Context, args []string, sys IO) error {
 	if !session.ValidID(id) {
 		return exitWith(ExitUsage, "%q is not a session id (a lowercase UUID)", id)
 	}
-	set, err := o.loadSettings(sys)
-	if err != nil {
-		return err
-	}
-	c, err := o.dial(ctx, sys, set)
+	c, err := o.connect(ctx, sys)
 	if err != nil {
 		return err
 	}

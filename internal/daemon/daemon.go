@@ -7,6 +7,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -349,8 +350,8 @@ func (o *Options) fill(set *settings.Loaded) error {
 func providerConfig(s *settings.Settings, getenv func(string) string) agent.Config {
 	env := agent.ConfigFromEnv(getenv)
 	return agent.Config{
-		BaseURL: firstNonEmpty(strings.TrimSpace(getenv("OPENAI_BASE_URL")), s.Provider.BaseURL, env.BaseURL),
-		APIKey:  firstNonEmpty(env.APIKey, s.Provider.APIKey),
+		BaseURL: cmp.Or(strings.TrimSpace(getenv("OPENAI_BASE_URL")), s.Provider.BaseURL, env.BaseURL),
+		APIKey:  cmp.Or(env.APIKey, s.Provider.APIKey),
 		Headers: s.Provider.Headers,
 	}
 }
@@ -380,13 +381,4 @@ func ensureSearchAttribute(ctx context.Context, c client.Client, namespace strin
 			name, namespace, err, namespace, name)
 	}
 	return nil
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

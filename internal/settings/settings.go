@@ -161,35 +161,38 @@ type Loaded struct {
 // DefaultPath returns $XDG_CONFIG_HOME/axlr/settings.json, falling back to
 // ~/.config/axlr/settings.json.
 func DefaultPath(getenv func(string) string) (string, error) {
-	if dir := getenv("XDG_CONFIG_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "axlr", "settings.json"), nil
+	dir, err := xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
+	if err != nil {
+		return "", fmt.Errorf("find settings: %w", err)
 	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find settings: no XDG_CONFIG_HOME and no home directory: %w", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".config", "axlr", "settings.json"), nil
+	return filepath.Join(dir, "axlr", "settings.json"), nil
 }
 
 // DefaultStateDir returns $XDG_STATE_HOME/axlr, falling back to
 // ~/.local/state/axlr.
 func DefaultStateDir(getenv func(string) string) (string, error) {
-	if dir := getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "axlr"), nil
+	dir, err := xdgDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
+	if err != nil {
+		return "", fmt.Errorf("find state dir: %w", err)
+	}
+	return filepath.Join(dir, "axlr"), nil
+}
+
+// xdgDir is an XDG base directory: the variable when it holds an absolute
+// path (the spec ignores relative ones), else the fallback under $HOME.
+func xdgDir(getenv func(string) string, variable, fallback string) (string, error) {
+	if dir := getenv(variable); dir != "" && filepath.IsAbs(dir) {
+		return dir, nil
 	}
 	home := getenv("HOME")
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("find state dir: no XDG_STATE_HOME and no home directory: %w", err)
+			return "", fmt.Errorf("no %s and no home directory: %w", variable, err)
 		}
 		home = h
 	}
-	return filepath.Join(home, ".local", "state", "axlr"), nil
+	return filepath.Join(home, fallback), nil
 }
 
 // Load reads the settings file at path. A missing file is not an error: it
