@@ -21,40 +21,6 @@ const (
 // bytesPerToken estimates tokens from bytes where the provider reported none.
 const bytesPerToken = 4
 
-// pastCap reports whether the next request of a session would exceed its
-// context cap: the last response's reported prompt and completion tokens,
-// plus what was appended since, estimated from its size. A session that has
-// no response yet is never past its cap (a successor must be able to start).
-func pastCap(events []session.Event, limit int) bool {
-	last := -1
-	var used int64
-	for i, ev := range events {
-		if ev.Type != evMessage {
-			continue
-		}
-		d, err := decode[messageData](ev)
-		if err != nil || d.Message.Role != "assistant" || d.Usage == nil {
-			continue
-		}
-		last = i
-		used = d.Usage.PromptTokens + d.Usage.CompletionTokens
-	}
-	if last < 0 {
-		return false
-	}
-	var after int64
-	from := last + 1
-	if used == 0 {
-		from = 0
-	}
-	for _, ev := range events[from:] {
-		if ev.Type == evMessage {
-			after += int64(len(ev.Data))
-		}
-	}
-	return used+after/bytesPerToken > int64(limit)
-}
-
 // ContinueSession opens the successor of a session past its context cap:
 // a new session whose first messages carry the person's request, what was
 // done, and the last results. It is idempotent on the predecessor's

@@ -40,29 +40,58 @@ type Session struct {
 	Store    *session.Store
 	Model    Model
 	Settings *settings.Settings
-	// Env is the complete environment of local_exec children.
-	Env []string
-	Log zerolog.Logger
+	// Workspaces opens the workspace tools of each root once.
+	Workspaces *Workspaces
+	Log        zerolog.Logger
 	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
 	HeartbeatEvery time.Duration
 
 	mu          sync.Mutex
-	workspaces  map[string]*tools.Workspace
 	specs       map[string]agent.ToolSpec
 	transcripts transcripts
 }
 
 var _ workflows.SessionActivities = (*Session)(nil)
 
-// Close closes the workspaces the activities opened.
-func (a *Session) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// Workspaces keeps one tools.Workspace per root, opened on first use.
+type Workspaces struct {
+	// Env is the complete environment of local_exec children.
+	Env []string
+
+	mu   sync.Mutex
+	open map[string]*tools.Workspace
+}
+
+// Get returns the workspace of a root, opening it on first use.
+func (w *Workspaces) Get(root string) (*tools.Workspace, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ws, ok := w.open[root]; ok {
+		return ws, nil
+	}
+	if err := checkRoot(root); err != nil {
+		return nil, err
+	}
+	ws, err := tools.Open(root, tools.Options{Env: w.Env})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("open workspace %s: %v", root, err), workflows.ErrTypeBadRequest, err)
+	}
+	if w.open == nil {
+		w.open = map[string]*tools.Workspace{}
+	}
+	w.open[root] = ws
+	return ws, nil
+}
+
+// Close closes every workspace opened.
+func (w *Workspaces) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var errs []error
-	for _, ws := range a.workspaces {
+	for _, ws := range w.open {
 		errs = append(errs, ws.Close())
 	}
-	a.workspaces = nil
+	w.open = nil
 	return errors.Join(errs...)
 }
 
@@ -141,12 +170,12 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	if n := log.Len(); n != in.Revision {
 		return workflows.ModelRequestResult{}, diverged(in.SessionID, n, in.Revision)
 	}
-	if in.ContextCap > 0 && pastCap(log.Events(0), in.ContextCap) {
-		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
-	}
-	msgs, err := a.transcripts.get(log)
+	msgs, full, err := a.transcripts.get(log, in.ContextCap)
 	if err != nil {
 		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
+	}
+	if full {
+		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
 	}
 	req := agent.Request{Model: in.Model, Messages: msgs, MaxTokens: in.MaxTokens, Stream: in.Stream}
 	for _, name := range in.Tools {
@@ -265,7 +294,7 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 			return workflows.ToolCallResult{}, err
 		}
 	}
-	ws, err := a.workspace(in.Root)
+	ws, err := a.Workspaces.Get(in.Root)
 	if err != nil {
 		return workflows.ToolCallResult{}, err
 	}
@@ -422,26 +451,6 @@ func (a *Session) openOrCreate(id string) (*session.Log, bool, error) {
 func (a *Session) appendMessage(log *session.Log, key string, d messageData) error {
 	_, err := appendEvent(log, evMessage, key, d)
 	return err
-}
-
-func (a *Session) workspace(root string) (*tools.Workspace, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if ws, ok := a.workspaces[root]; ok {
-		return ws, nil
-	}
-	if err := checkRoot(root); err != nil {
-		return nil, err
-	}
-	ws, err := tools.Open(root, tools.Options{Env: a.Env})
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("open workspace %s: %v", root, err), workflows.ErrTypeBadRequest, err)
-	}
-	if a.workspaces == nil {
-		a.workspaces = map[string]*tools.Workspace{}
-	}
-	a.workspaces[root] = ws
-	return ws, nil
 }
 
 // heartbeat records a heartbeat every HeartbeatEvery until the returned

@@ -47,12 +47,13 @@ func newFixture(t *testing.T, script agenttest.Script) *fixture {
 		t.Fatal(err)
 	}
 	acts := &Session{
-		Store:    store,
-		Model:    agent.NewClient(agent.Config{BaseURL: model.URL, APIKey: "sk-very-secret-key"}),
-		Settings: &settings.Settings{Model: "settings-model"},
-		Log:      zerolog.Nop(),
+		Store:      store,
+		Model:      agent.NewClient(agent.Config{BaseURL: model.URL, APIKey: "sk-very-secret-key"}),
+		Settings:   &settings.Settings{Model: "settings-model"},
+		Workspaces: &Workspaces{},
+		Log:        zerolog.Nop(),
 	}
-	t.Cleanup(func() { acts.Close() })
+	t.Cleanup(func() { acts.Workspaces.Close() })
 	id, err := session.NewID()
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestToolCallRunsOnceAndUncertainAfterCrash(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.root, "b.txt")); err == nil {
 		t.Fatal("an uncertain call ran again")
 	}
-	msgs, err := f.acts.transcripts.get(log)
+	msgs, _, err := f.acts.transcripts.get(log, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +300,11 @@ func TestContinueSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, _ := f.acts.Store.Log(f.id)
-	if !pastCap(log.Events(0), 900) || pastCap(log.Events(0), 100000) {
-		t.Fatal("pastCap wrong")
+	if _, full, _ := f.acts.transcripts.get(log, 900); !full {
+		t.Fatal("950 tokens and a tool result are not past a cap of 900")
+	}
+	if _, full, _ := f.acts.transcripts.get(log, 100000); full {
+		t.Fatal("past a cap of 100000")
 	}
 	capped, err := call[workflows.ModelRequestInput, workflows.ModelRequestResult](f, func(s *Session) any { return s.ModelRequest },
 		workflows.ModelRequestInput{SessionID: f.id, Revision: out.Revision, Model: "m", ContextCap: 900})
@@ -320,7 +324,7 @@ func TestContinueSession(t *testing.T) {
 	if err != nil || slog.Len() != succ.Revision {
 		t.Fatalf("successor log: %v", err)
 	}
-	msgs, _ := f.acts.transcripts.get(slog)
+	msgs, _, _ := f.acts.transcripts.get(slog, 0)
 	note := msgs[len(msgs)-1].Content
 	for _, want := range []string{"continues session " + f.id, "summarize the workspace", "local_list {} → completed", "Your last message:\nreading"} {
 		if !strings.Contains(note, want) {
@@ -398,5 +402,40 @@ func TestLateResponseIsNotAppended(t *testing.T) {
 	log, _ := f.acts.Store.Log(f.id)
 	if last, _ := log.Last(evMessage); !strings.Contains(string(last.Data), `"next"`) || log.Len() != rev+1 {
 		t.Fatalf("the late response was appended: %d events, last %s", log.Len(), last.Data)
+	}
+}
+
+func TestPastCap(t *testing.T) {
+	msg := func(m agent.Message, u *agent.Usage) session.Event {
+		d, _ := json.Marshal(messageData{Message: m, Usage: u})
+		return session.Event{Type: evMessage, Data: d}
+	}
+	big := strings.Repeat("x", 4000) // about 1000 tokens
+	tests := []struct {
+		name   string
+		events []session.Event
+		limit  int
+		want   bool
+	}{
+		{"no response yet", []session.Event{msg(agent.Message{Role: "user", Content: big + big}, nil)}, 100, false},
+		{"no cap", []session.Event{msg(agent.Message{Role: "user", Content: big}, nil), msg(agent.Message{Role: "assistant", Content: "a"}, &agent.Usage{PromptTokens: 5000})}, 0, false},
+		{"reported usage under", []session.Event{msg(agent.Message{Role: "assistant"}, &agent.Usage{PromptTokens: 800, CompletionTokens: 100})}, 1000, false},
+		{"reported usage plus new bytes over", []session.Event{
+			msg(agent.Message{Role: "assistant"}, &agent.Usage{PromptTokens: 800, CompletionTokens: 100}),
+			msg(agent.Message{Role: "tool", ToolCallID: "x", Content: big}, nil)}, 1000, true},
+		{"no usage reported: all bytes", []session.Event{
+			msg(agent.Message{Role: "user", Content: big}, nil),
+			msg(agent.Message{Role: "assistant", Content: big}, nil)}, 1500, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b builder
+			if err := b.add(tt.events); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.pastCap(tt.limit); got != tt.want {
+				t.Fatalf("pastCap(%d) = %v", tt.limit, got)
+			}
+		})
 	}
 }

@@ -94,6 +94,12 @@ type builder struct {
 	// open holds the call ids of the last assistant message still without
 	// a result.
 	open []string
+	// For the context cap: responses seen, the tokens the last reporting
+	// response used (prompt and completion), the bytes of messages since
+	// it, and the bytes of all messages.
+	responses   int
+	used        int64
+	since, size int64
 }
 
 // add takes the next events of the log.
@@ -109,6 +115,7 @@ func (b *builder) add(events []session.Event) error {
 		}
 		m := d.Message
 		m.Reasoning = ""
+		b.measure(m, d.Usage, int64(len(ev.Data)))
 		switch m.Role {
 		case "tool":
 			idx := slices.Index(b.open, m.ToolCallID)
@@ -131,6 +138,34 @@ func (b *builder) add(events []session.Event) error {
 		}
 	}
 	return nil
+}
+
+// measure counts a message toward the context cap.
+func (b *builder) measure(m agent.Message, u *agent.Usage, size int64) {
+	b.size += size
+	if m.Role == "assistant" {
+		b.responses++
+		if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+			b.used, b.since = u.PromptTokens+u.CompletionTokens, 0
+			return
+		}
+	}
+	b.since += size
+}
+
+// pastCap reports whether the next request would exceed a context cap of
+// limit tokens: the last response's reported prompt and completion tokens
+// plus what was appended since, estimated from its size (all of the
+// transcript when no response reported usage). A session without a
+// response is never past its cap, so a successor can always start.
+func (b *builder) pastCap(limit int) bool {
+	if limit <= 0 || b.responses == 0 {
+		return false
+	}
+	if b.used == 0 {
+		return b.size/bytesPerToken > int64(limit)
+	}
+	return b.used+b.since/bytesPerToken > int64(limit)
 }
 
 // flush answers the open calls with interruptedResult.
@@ -163,8 +198,9 @@ type transcripts struct {
 // from its log on its next request.
 const maxCachedTranscripts = 32
 
-// get returns the transcript of a log, extending the cached one.
-func (c *transcripts) get(log *session.Log) ([]agent.Message, error) {
+// get returns the transcript of a log, extending the cached one, and
+// whether it is past a context cap of limit tokens (0: no cap).
+func (c *transcripts) get(log *session.Log, limit int) ([]agent.Message, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byID == nil {
@@ -177,7 +213,7 @@ func (c *transcripts) get(log *session.Log) ([]agent.Message, error) {
 	}
 	if err := b.add(log.Events(b.events)); err != nil {
 		delete(c.byID, id)
-		return nil, err
+		return nil, false, err
 	}
 	c.byID[id] = b
 	c.order = append(slices.DeleteFunc(c.order, func(s string) bool { return s == id }), id)
@@ -185,5 +221,5 @@ func (c *transcripts) get(log *session.Log) ([]agent.Message, error) {
 		delete(c.byID, c.order[0])
 		c.order = c.order[1:]
 	}
-	return b.messages(), nil
+	return b.messages(), b.pastCap(limit), nil
 }

@@ -73,6 +73,17 @@ const (
 	MaxRequestsPerTurn = 256
 	// MaxEvents is how many events the workflow keeps for watchers.
 	MaxEvents = 4096
+	// MaxEventsPerQuery bounds one progress answer; a watcher asks again
+	// from Next.
+	MaxEventsPerQuery = 64
+	// MaxCalls is how many tool calls the session keeps for results; the
+	// oldest go first, so a session of any length continues as new within
+	// Temporal's payload limits.
+	MaxCalls = 2048
+	// maxRecent is how many ended executions keep their result for their
+	// watchers (each result lists the session's calls: a few hundred KiB at
+	// most, carried over continue-as-new).
+	maxRecent = 4
 	// maxApplied is how many applied update ids survive continue-as-new.
 	maxApplied = 256
 )
@@ -188,12 +199,15 @@ type SessionState struct {
 	Turn *BeginTurnResult `json:"turn,omitempty"`
 	// Execution is the current or last execution.
 	Execution *ExecutionState `json:"execution,omitempty"`
-	// Last is the result of the last execution that ended.
-	Last *contract.Result `json:"last,omitempty"`
 	// Queued is an admitted request not yet started.
 	Queued *queuedRequest `json:"queued,omitempty"`
+	// Recent are the last executions that ended, oldest first: the last is
+	// the session's result, and a watcher that missed the end of its own
+	// still finds it.
+	Recent []ExecutionState `json:"recent,omitempty"`
 	// Events and EventBase: the journal of recent events; EventBase is the
-	// cursor of Events[0].
+	// cursor of Events[0]. Events are not carried over continue-as-new,
+	// which happens only between executions.
 	Events    []contract.Event `json:"events,omitempty"`
 	EventBase int              `json:"event_base"`
 	// Applied holds the ids of the last admitted updates (execution ids).
@@ -615,21 +629,32 @@ func (s *sessionRun) progress(q ProgressQuery) (Progress, error) {
 		return Progress{}, fmt.Errorf("session %s has run no execution", s.st.Current())
 	}
 	if q.ExecutionID != "" && q.ExecutionID != ex.ID {
-		return Progress{}, fmt.Errorf("execution %s is not the current execution of session %s (%s)", q.ExecutionID, s.st.Current(), ex.ID)
+		for _, r := range s.st.Recent {
+			if r.ID == q.ExecutionID {
+				return Progress{ExecutionID: r.ID, SessionID: r.Result.SessionID, Next: s.cursor(), Result: r.Result}, nil
+			}
+		}
+		return Progress{}, fmt.Errorf("execution %s is not one of the recent executions of session %s", q.ExecutionID, s.st.Current())
 	}
 	after := max(q.After, ex.EventFrom, s.st.EventBase)
 	p := Progress{ExecutionID: ex.ID, SessionID: s.st.Current(), Running: ex.Result == nil, Next: s.cursor(), Result: ex.Result}
 	if after < s.cursor() {
-		p.Events = slices.Clone(s.st.Events[after-s.st.EventBase:])
+		end := min(s.cursor(), after+MaxEventsPerQuery)
+		p.Events = slices.Clone(s.st.Events[after-s.st.EventBase : end-s.st.EventBase])
+		p.Next = end
+		if end < s.cursor() {
+			// The rest comes with the next query; so does the result.
+			p.Running, p.Result = true, nil
+		}
 	}
 	return p, nil
 }
 
 func (s *sessionRun) result() (*contract.Result, error) {
-	if s.st.Last == nil {
+	if len(s.st.Recent) == 0 {
 		return nil, fmt.Errorf("session %s has no execution result yet", s.st.Current())
 	}
-	return s.st.Last, nil
+	return s.st.Recent[len(s.st.Recent)-1].Result, nil
 }
 
 func (s *sessionRun) cursor() int { return s.st.EventBase + len(s.st.Events) }
@@ -642,12 +667,10 @@ func (s *sessionRun) emit(ev contract.Event) {
 	}
 }
 
-// trimForContinue drops what the next run does not need: events of
-// executions that ended before the last one.
+// trimForContinue drops what the next run does not need: the event
+// journal (the session is idle, and the last execution's watchers read its
+// result from Recent).
 func (s *sessionRun) trimForContinue() {
-	if ex := s.st.Execution; ex != nil && ex.EventFrom > s.st.EventBase {
-		drop := ex.EventFrom - s.st.EventBase
-		s.st.Events = slices.Clone(s.st.Events[drop:])
-		s.st.EventBase = ex.EventFrom
-	}
+	s.st.EventBase = s.cursor()
+	s.st.Events = nil
 }

@@ -527,7 +527,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := next.State
-	if st == nil || st.Pending == nil || st.Pending.Call.Tool != "local_write" || st.Last == nil || st.Last.Status != contract.NeedsDecision || len(st.Applied) != 1 {
+	if st == nil || st.Pending == nil || st.Pending.Call.Tool != "local_write" || len(st.Recent) != 1 || st.Recent[0].Result.Status != contract.NeedsDecision || len(st.Events) != 0 || len(st.Applied) != 1 {
 		t.Fatalf("carried state %+v", st)
 	}
 
@@ -546,5 +546,59 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	dec.mustAccept(t, "decide")
 	if p.Result == nil || p.Result.Status != contract.Completed || len(acts.ran) != 1 || acts.ran[0].Decision != contract.Approve {
 		t.Fatalf("result %+v, ran %+v", p.Result, acts.ran)
+	}
+}
+
+// TestProgressPages: a progress answer holds at most MaxEventsPerQuery
+// events; the result comes with the last page, and an ended execution's
+// result stays readable after the next one starts.
+func TestProgressPages(t *testing.T) {
+	var calls []scriptCall
+	for i := range 40 {
+		calls = append(calls, scriptCall{tool: "local_read", args: map[string]any{"path": fmt.Sprintf("f%d", i)}})
+	}
+	acts := newScripted(reply{calls: calls}, reply{text: "read them all"}, reply{text: "second"})
+	h := newHarness(t, acts)
+	var ex1, ex2 outcome
+	var first, second, old Progress
+	h.update(UpdateExecute, "exec-1", execReq("exec-1", "read", policy.ApproveNone, nil), &ex1)
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(QueryProgress, ProgressQuery{ExecutionID: "exec-1"})
+		if err == nil {
+			err = v.Get(&first)
+		}
+		if err == nil {
+			v, err = h.env.QueryWorkflow(QueryProgress, ProgressQuery{ExecutionID: "exec-1", After: first.Next})
+		}
+		if err == nil {
+			err = v.Get(&second)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}, h.at)
+	h.update(UpdateExecute, "exec-2", execReq("exec-2", "again", policy.ApproveNone, nil), &ex2)
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(QueryProgress, ProgressQuery{ExecutionID: "exec-1", After: 1 << 20})
+		if err == nil {
+			err = v.Get(&old)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}, h.at)
+	h.run()
+	ex1.mustAccept(t, "exec-1")
+	ex2.mustAccept(t, "exec-2")
+	if len(first.Events) != MaxEventsPerQuery || first.Result != nil || !first.Running {
+		t.Fatalf("first page: %d events, result %v", len(first.Events), first.Result)
+	}
+	if len(second.Events) == 0 || second.Result == nil || second.Result.Status != contract.Completed {
+		t.Fatalf("second page: %d events, result %+v", len(second.Events), second.Result)
+	}
+	if old.Result == nil || old.ExecutionID != "exec-1" || old.Result.Status != contract.Completed {
+		t.Fatalf("an ended execution's result after the next one: %+v", old)
 	}
 }

@@ -258,7 +258,7 @@ func (s *sessionRun) handleCall(ctx workflow.Context, c ModelCall, rest []ModelC
 		return s.record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+d.Reason)
 	case policy.Ask:
 		s.st.Pending = &PendingState{Call: c, Queue: slices.Clone(rest), Reason: d.Reason}
-		s.st.Calls = append(s.st.Calls, CallState{Session: s.st.Current(), Key: c.Key, CallID: c.CallID, Tool: c.Tool, Status: contract.CallPending})
+		s.setCall(c, "", contract.CallPending)
 		s.emit(contract.Event{Type: contract.EventDecisionRequired, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Arguments: c.Preview, Reason: d.Reason})
 		return errPending
 	}
@@ -320,6 +320,9 @@ func (s *sessionRun) setCall(c ModelCall, decision contract.Decision, status con
 		}
 	}
 	s.st.Calls = append(s.st.Calls, CallState{Session: cur, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status})
+	if len(s.st.Calls) > MaxCalls {
+		s.st.Calls = slices.Clone(s.st.Calls[len(s.st.Calls)-MaxCalls:])
+	}
 	return len(s.st.Calls) - 1
 }
 
@@ -356,7 +359,10 @@ func (s *sessionRun) finish(ctx workflow.Context, status contract.Status, msg st
 		}
 	}
 	ex.Result = &res
-	s.st.Last = &res
+	s.st.Recent = append(s.st.Recent, *ex)
+	if len(s.st.Recent) > maxRecent {
+		s.st.Recent = slices.Clone(s.st.Recent[len(s.st.Recent)-maxRecent:])
+	}
 	switch res.Status {
 	case contract.Completed:
 		s.emit(contract.Event{Type: contract.EventCompleted, SessionID: res.SessionID})

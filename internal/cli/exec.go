@@ -300,6 +300,10 @@ func (w *watcher) run(ctx context.Context) error {
 		case <-timer.C:
 		}
 		p, err := w.progress(ctx, after)
+		var refused *serviceerror.QueryFailed
+		if errors.As(err, &refused) {
+			return exitWith(ExitFailed, "watch execution %s: %s", w.executionID, refused.Message)
+		}
 		if err != nil {
 			if !down {
 				fmt.Fprintf(w.sys.Stderr, "axlr-tui: axlrd unreachable (%s); waiting for it to come back\n", oneLine(err))

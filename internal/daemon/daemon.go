@@ -243,14 +243,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
+	workspaces := &activities.Workspaces{Env: tools.RestrictedEnv(o.Environ)}
+	defer func() { err = errors.Join(err, workspaces.Close()) }()
 	acts := &activities.Session{
-		Store:    store,
-		Model:    agent.NewClient(providerConfig(&set.Settings, o.Getenv)),
-		Settings: &set.Settings,
-		Env:      tools.RestrictedEnv(o.Environ),
-		Log:      log,
+		Store:      store,
+		Model:      agent.NewClient(providerConfig(&set.Settings, o.Getenv)),
+		Settings:   &set.Settings,
+		Workspaces: workspaces,
+		Log:        log,
 	}
-	defer func() { err = errors.Join(err, acts.Close()) }()
 
 	w := worker.New(c, info.TaskQueue, worker.Options{
 		WorkerStopTimeout: 10 * time.Second,
