@@ -411,7 +411,7 @@ var LocalTools = []string{"local_read", "local_write", "local_edit", "local_exec
 // durably for decisions between them, and continues as new between turns
 // when Temporal suggests it.
 func Session(ctx workflow.Context, in SessionInput) error {
-	s := &sessionRun{in: in}
+	s := &sessionRun{}
 	if in.State != nil {
 		s.st = *in.State
 	} else {
@@ -443,12 +443,11 @@ func Session(ctx workflow.Context, in SessionInput) error {
 		}
 		s.trimForContinue()
 		st := s.st
-		return workflow.NewContinueAsNewError(ctx, Session, SessionInput{SessionID: in.SessionID, Host: in.Host, State: &st})
+		return workflow.NewContinueAsNewError(ctx, SessionWorkflow, SessionInput{SessionID: in.SessionID, Host: in.Host, State: &st})
 	}
 }
 
 type sessionRun struct {
-	in      SessionInput
 	st      SessionState
 	running bool
 	// cancel stops the running turn; interrupted records why.

@@ -522,6 +522,9 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	if !errors.As(h.env.GetWorkflowError(), &can) {
 		t.Fatalf("workflow ended with %v, want continue-as-new", h.env.GetWorkflowError())
 	}
+	if can.WorkflowType.Name != SessionWorkflow {
+		t.Fatalf("continued as %q", can.WorkflowType.Name)
+	}
 	var next SessionInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)

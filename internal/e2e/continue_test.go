@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/daemon"
 )
 
 // TestContextCapOpensSuccessor: past context_tokens the execution goes on in
@@ -83,5 +86,49 @@ func TestProviderRejectionFailsExecution(t *testing.T) {
 	_, res := lines(t, r.stdout)
 	if res.Status != contract.Failed || !strings.Contains(res.Error, "Incorrect API key provided") || model.Count() != 1 {
 		t.Fatalf("result %+v after %d requests", res, model.Count())
+	}
+}
+
+// TestContinueAsNewOnTheServer: with a low suggestion threshold the
+// session continues as new between executions, and the next execution and
+// the result command work across runs.
+func TestContinueAsNewOnTheServer(t *testing.T) {
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		// One call per prompt, then the answer.
+		last := len(req.Messages) - 1
+		for req.Messages[last].Role != "user" {
+			last--
+		}
+		if last == len(req.Messages)-1 {
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "l", Name: "local_list", Arguments: `{}`}}}
+		}
+		return agenttest.Reply{Text: "answer to " + req.Messages[last].Content}
+	})
+	e := newEnv(t, model.URL)
+	e.startWith(func(o *daemon.Options) {
+		o.DynamicConfig = map[string]any{"limit.historyCount.suggestContinueAsNew": 20}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first := e.tui(ctx, "--exec", "one", "--model", "m", "--json")
+	if first.code != 0 {
+		t.Fatalf("first: exit %d %s", first.code, first.stderr)
+	}
+	_, res := lines(t, first.stdout)
+	for _, prompt := range []string{"two", "three"} {
+		r := e.tui(ctx, "--exec", prompt, "--session", res.SessionID)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "answer to "+prompt {
+			t.Fatalf("%s: exit %d %q %q", prompt, r.code, r.stdout, r.stderr)
+		}
+	}
+	h := e.tui(ctx, "history", res.SessionID, "--json")
+	var traj cli.Trajectory
+	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil || len(traj.Runs) < 2 {
+		t.Fatalf("history runs %v (%v)", traj.Runs, err)
+	}
+	got := e.tui(ctx, "result", res.SessionID, "--json")
+	var last contract.Result
+	if err := json.Unmarshal([]byte(got.stdout), &last); err != nil || last.Answer != "answer to three" || len(last.ToolCalls) != 3 || last.Usage.Requests != 6 {
+		t.Fatalf("result across runs: %+v (%v)", last, err)
 	}
 }
