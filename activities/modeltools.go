@@ -9,6 +9,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -32,14 +33,31 @@ func workspaceTool(name string) (string, bool) {
 	return "", false
 }
 
-// toolSpec returns the function tool offered to the model for a name.
-func (a *Session) toolSpec(name string) (agent.ToolSpec, bool) {
+// toolSpec returns the function tool offered to the model for a name;
+// axlr_step_done's schema depends on the ceremony's open step.
+func (a *Session) toolSpec(name string, stepDone *workflows.StepDoneSpec) (agent.ToolSpec, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.specs == nil {
 		a.specs = map[string]agent.ToolSpec{}
 	}
-	if spec, ok := a.specs[name]; ok {
+	cacheKey := name
+	if name == workflows.StepDoneTool {
+		if stepDone == nil {
+			return agent.ToolSpec{}, false
+		}
+		cacheKey = fmt.Sprintf("%s/%s/%s/%v", name, stepDone.Definition, stepDone.Step, stepDone.Compact)
+	}
+	if spec, ok := a.specs[cacheKey]; ok {
+		return spec, true
+	}
+	if name == workflows.StepDoneTool {
+		params, err := ceremonies.StepDoneSchema(stepDone.Definition, stepDone.Step, stepDone.Compact)
+		if err != nil {
+			return agent.ToolSpec{}, false
+		}
+		spec := agent.ToolSpec{Name: name, Description: ceremonies.StepDoneDescription, Parameters: params}
+		a.specs[cacheKey] = spec
 		return spec, true
 	}
 	short, ok := workspaceTool(name)
@@ -106,6 +124,10 @@ func inspectCall(key string, tc agent.ToolCall) workflows.ModelCall {
 	if err := json.Unmarshal([]byte(orEmptyObject(tc.Arguments)), &obj); err == nil && obj != nil {
 		mc.Args = policyArgs(obj)
 		mc.Preview = preview(obj)
+	}
+	if tc.Name == workflows.StepDoneTool {
+		// The driver validates a hand-back against the open step.
+		return mc
 	}
 	short, ok := workspaceTool(tc.Name)
 	if !ok {

@@ -150,9 +150,10 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 			Allowed:    append([]string(nil), s.Approvals.Allowed...),
 			AlwaysAsk:  s.AlwaysAsk(),
 		},
-		ContextCap: s.ContextCap(model),
-		MaxTokens:  s.Provider.MaxTokens,
-		Stream:     s.Stream(),
+		ContextCap:      s.ContextCap(model),
+		MaxTokens:       s.Provider.MaxTokens,
+		Stream:          s.Stream(),
+		CeremonyProfile: s.Ceremonies.Profile,
 	}, nil
 }
 
@@ -179,7 +180,7 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	}
 	req := agent.Request{Model: in.Model, Messages: msgs, MaxTokens: in.MaxTokens, Stream: in.Stream}
 	for _, name := range in.Tools {
-		spec, ok := a.toolSpec(name)
+		spec, ok := a.toolSpec(name, in.StepDone)
 		if !ok {
 			return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+name, workflows.ErrTypeBadRequest, nil)
 		}
@@ -188,7 +189,7 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 
 	var progress agent.Progress
 	var pmu sync.Mutex
-	stop := a.heartbeat(ctx, func() any {
+	stop := heartbeat(ctx, a.HeartbeatEvery, func() any {
 		pmu.Lock()
 		defer pmu.Unlock()
 		return progress
@@ -304,7 +305,7 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 	}
 	stop := func() {}
 	if name == tools.Exec {
-		stop = a.heartbeat(ctx, func() any { return in.Key })
+		stop = heartbeat(ctx, a.HeartbeatEvery, func() any { return in.Key })
 	}
 	out, err := ws.Call(ctx, name, args)
 	stop()
@@ -345,6 +346,21 @@ func (a *Session) RecordToolResult(ctx context.Context, in workflows.RecordToolR
 	return workflows.RecordToolResultResult{Revision: ev.Seq + 1, CallID: in.CallID, Tool: in.Tool, Status: in.Status}, nil
 }
 
+// AppendNote appends an [AXLR] note of the console to the transcript, on
+// the person's side of the conversation: the model reads it with its next
+// request. It is saved once per key.
+func (a *Session) AppendNote(ctx context.Context, in workflows.AppendNoteInput) (workflows.RecordToolResultResult, error) {
+	log, err := a.open(in.SessionID)
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	ev, err := appendEvent(log, evMessage, in.Key, messageData{Message: agent.Message{Role: "user", Content: in.Text}})
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	return workflows.RecordToolResultResult{Revision: max(log.Len(), ev.Seq+1)}, nil
+}
+
 // FinishExecution builds the execution's result from the transcript and
 // saves it in the session it ended in; a result already saved is returned.
 func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecutionInput) (contract.Result, error) {
@@ -370,10 +386,17 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 	if res.ToolCalls == nil {
 		res.ToolCalls = []contract.ToolCallRecord{}
 	}
+	res.Ceremony = in.Ceremony
 	if res.Answer, err = answer(events); err != nil {
 		return contract.Result{}, err
 	}
-	if p := in.Pending; p != nil {
+	if p := in.Pending; p != nil && p.Check != nil {
+		args, err := json.Marshal(p.Check)
+		if err != nil {
+			return contract.Result{}, fmt.Errorf("encode pending check: %w", err)
+		}
+		res.Pending = &contract.PendingCall{CallID: p.CallID, Tool: p.Tool, Arguments: args}
+	} else if p != nil {
 		plog, err := a.open(p.Session)
 		if err != nil {
 			return contract.Result{}, err
@@ -417,8 +440,12 @@ func answer(events []session.Event) (string, error) {
 	return text, nil
 }
 
-func (a *Session) open(id string) (*session.Log, error) {
-	log, err := a.Store.Log(id)
+func (a *Session) open(id string) (*session.Log, error) { return openLog(a.Store, id) }
+
+// openLog opens a session's log; a session that is not in the store, or
+// whose log is corrupt, is a final error.
+func openLog(store *session.Store, id string) (*session.Log, error) {
+	log, err := store.Log(id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("session %s is not in the store", id), workflows.ErrTypeSessionDiverged, err)
 	}
@@ -453,14 +480,13 @@ func (a *Session) appendMessage(log *session.Log, key string, d messageData) err
 	return err
 }
 
-// heartbeat records a heartbeat every HeartbeatEvery until the returned
-// stop is called. A short call sends none: a heartbeat is a round trip to
-// the server.
-func (a *Session) heartbeat(ctx context.Context, details func() any) (stop func()) {
+// heartbeat records a heartbeat every interval (default 2 s) until the
+// returned stop is called. A short call sends none: a heartbeat is a round
+// trip to the server.
+func heartbeat(ctx context.Context, every time.Duration, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
-	every := a.HeartbeatEvery
 	if every <= 0 {
 		every = 2 * time.Second
 	}

@@ -50,6 +50,45 @@ type Result struct {
 	ToolCalls []ToolCallRecord `json:"tool_calls"`
 	Usage     Usage            `json:"usage"`
 	Artifacts []Artifact       `json:"artifacts"`
+	// Ceremony is set when the execution ran a ceremony (--mode debug,
+	// delivery): its MADE instance and where it stands.
+	Ceremony *CeremonyOutcome `json:"ceremony,omitempty"`
+}
+
+// CeremonyOutcome is a ceremony's instance in a result.
+type CeremonyOutcome struct {
+	InstanceID string `json:"instance_id"`
+	Definition string `json:"definition"`
+	Version    string `json:"version"`
+	// State is the instance's current state (COMPLETED or BLOCKED when it
+	// ended).
+	State string `json:"state"`
+	// Ended: the ceremony reached a terminal state, or stopped (Stopped
+	// says why) and the session is back in normal mode.
+	Ended   bool   `json:"ended"`
+	Stopped string `json:"stopped,omitempty"`
+	// Step is the open step while the ceremony runs.
+	Step  string       `json:"step,omitempty"`
+	Steps []StepRecord `json:"steps"`
+}
+
+// StepRecord is one accepted hand-back of a step: what AXLR recorded in
+// MADE.
+type StepRecord struct {
+	Step      string         `json:"step"`
+	Iteration int            `json:"iteration"`
+	Status    string         `json:"status"`
+	Check     *CheckRecord   `json:"check,omitempty"`
+	Output    map[string]any `json:"output,omitempty"`
+}
+
+// CheckRecord is a check command AXLR ran.
+type CheckRecord struct {
+	Program    string   `json:"program"`
+	Args       []string `json:"args"`
+	ExitCode   int      `json:"exit_code"`
+	OutputTail string   `json:"output_tail"`
+	TimedOut   bool     `json:"timed_out,omitempty"`
 }
 
 // PendingCall is the call a needs_decision execution waits on.
@@ -139,6 +178,10 @@ const (
 	EventCompleted        EventType = "completed"
 	EventFailed           EventType = "failed"
 	EventResult           EventType = "result"
+	// Ceremony events (--mode debug, delivery).
+	EventStepClaimed   EventType = "step.claimed"
+	EventStepCompleted EventType = "step.completed"
+	EventTransition    EventType = "transition"
 )
 
 // Event is one step of a turn as it happens; the fields beside Type depend
@@ -156,4 +199,10 @@ type Event struct {
 	Reason    string          `json:"reason,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	Result    *Result         `json:"result,omitempty"`
+	// Ceremony events: the instance, step, iteration, trigger and state.
+	Instance  string `json:"instance,omitempty"`
+	Step      string `json:"step,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+	Trigger   string `json:"trigger,omitempty"`
+	State     string `json:"state,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 )
 
@@ -199,6 +200,9 @@ type SessionState struct {
 	Turn *BeginTurnResult `json:"turn,omitempty"`
 	// Execution is the current or last execution.
 	Execution *ExecutionState `json:"execution,omitempty"`
+	// Ceremony is the session's ceremony (--mode debug, delivery): the one
+	// that runs, or the last one that ended.
+	Ceremony *CeremonyState `json:"ceremony,omitempty"`
 	// Queued is an admitted request not yet started.
 	Queued *queuedRequest `json:"queued,omitempty"`
 	// Recent are the last executions that ended, oldest first: the last is
@@ -234,6 +238,9 @@ type PendingState struct {
 	Queue []ModelCall `json:"queue,omitempty"`
 	// Reason is why the call asks.
 	Reason string `json:"reason"`
+	// Check, when set, makes this the approval of a ceremony's check
+	// command that the axlr_step_done call handed back.
+	Check *ceremonies.CheckCommand `json:"check,omitempty"`
 }
 
 // ExecutionState is one execution of the session.
@@ -273,6 +280,9 @@ type BeginTurnResult struct {
 	ContextCap int             `json:"context_cap,omitempty"`
 	MaxTokens  int             `json:"max_tokens,omitempty"`
 	Stream     bool            `json:"stream"`
+	// CeremonyProfile is settings' ceremonies.profile: auto, standard or
+	// compact.
+	CeremonyProfile string `json:"ceremony_profile,omitempty"`
 }
 
 // ModelRequestInput asks for the model's next message at a revision of the
@@ -285,6 +295,16 @@ type ModelRequestInput struct {
 	MaxTokens  int      `json:"max_tokens,omitempty"`
 	Stream     bool     `json:"stream"`
 	ContextCap int      `json:"context_cap,omitempty"`
+	// StepDone offers axlr_step_done for a ceremony's open step.
+	StepDone *StepDoneSpec `json:"step_done,omitempty"`
+}
+
+// StepDoneSpec selects axlr_step_done's schema: every field of the
+// ceremony, or the open step's own under the compact profile.
+type StepDoneSpec struct {
+	Definition string `json:"definition"`
+	Step       string `json:"step"`
+	Compact    bool   `json:"compact,omitempty"`
 }
 
 // ModelRequestResult is the compact outcome of a model request.
@@ -390,6 +410,7 @@ type FinishExecutionInput struct {
 	Pending   *PendingRef               `json:"pending,omitempty"`
 	ToolCalls []contract.ToolCallRecord `json:"tool_calls"`
 	Usage     contract.Usage            `json:"usage"`
+	Ceremony  *contract.CeremonyOutcome `json:"ceremony,omitempty"`
 }
 
 // PendingRef names the pending call; its arguments are read from the
@@ -399,10 +420,14 @@ type PendingRef struct {
 	Key     string `json:"key"`
 	CallID  string `json:"call_id"`
 	Tool    string `json:"tool"`
+	// Check is a check command waiting for approval: the pending call's
+	// arguments.
+	Check *ceremonies.CheckCommand `json:"check,omitempty"`
 }
 
-// SupportedModes are the work modes an execution may ask for.
-var SupportedModes = []string{"normal"}
+// SupportedModes are the work modes an execution may ask for: normal and
+// each ceremony's.
+var SupportedModes = append([]string{"normal"}, ceremonies.Modes()...)
 
 // LocalTools are the workspace tools offered to the model.
 var LocalTools = []string{"local_read", "local_write", "local_edit", "local_exec", "local_search", "local_list"}
@@ -531,6 +556,9 @@ func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) e
 	if p := s.st.Pending; p != nil {
 		return fmt.Errorf("session %s has call %s (%s) waiting for a decision: decide it first with --decide approve|deny", s.st.Current(), p.Call.CallID, p.Call.Tool)
 	}
+	if c := s.st.Ceremony; c.Active() && req.Mode != "normal" && req.Mode != c.Mode {
+		return fmt.Errorf("session %s runs ceremony %s (%s mode, step %s): send a prompt without --mode to continue it", s.st.Current(), c.InstanceID, c.Mode, c.Step)
+	}
 	return nil
 }
 
@@ -587,7 +615,7 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 			return fmt.Errorf("decide: %w", err)
 		}
 	}
-	if req.Decision == contract.Approve {
+	if req.Decision == contract.Approve && p.Check == nil {
 		pol := s.st.Policy
 		if req.Policy != nil {
 			pol = req.Policy

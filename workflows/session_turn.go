@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 )
 
@@ -78,6 +79,8 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 	case err == nil:
 	case errors.Is(err, errPending):
 		status = contract.NeedsDecision
+	case errors.Is(err, errPaused):
+		status, msg = contract.Interrupted, err.Error()+": send a message to continue the step"
 	case s.interrupted != "":
 		status, msg = contract.Interrupted, s.interrupted
 	default:
@@ -104,6 +107,9 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	}
 	s.st.Approval = req.Approval
 	s.st.Mode = req.Mode
+	if c := s.st.Ceremony; c.Active() {
+		s.st.Mode = c.Mode
+	}
 	if req.Root != "" {
 		s.st.Root = req.Root
 	}
@@ -124,6 +130,25 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	s.st.Root = begin.Root
 	s.st.Revision = begin.Revision
 	s.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
+	switch c := s.st.Ceremony; {
+	case c.Active():
+		// Any prompt continues the open step.
+		c.Execution = req.ExecutionID
+		c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
+		if c.Step != "" {
+			if err := s.note(ctx, "prompt", c.stepNote(false)); err != nil {
+				return err
+			}
+		}
+	case s.st.Mode != "normal":
+		if err := s.startCeremony(ctx, s.st.Mode, req.Prompt); err != nil {
+			return err
+		}
+		s.st.Ceremony.Execution = req.ExecutionID
+		if err := s.note(ctx, "began", s.st.Ceremony.stepNote(true)); err != nil {
+			return err
+		}
+	}
 	return s.loop(ctx, nil)
 }
 
@@ -134,11 +159,29 @@ func (s *sessionRun) resume(ctx workflow.Context, req *DecideRequest) error {
 		s.st.Policy = req.Policy
 	}
 	s.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
-	if req.Decision == contract.Approve {
+	if c := s.st.Ceremony; c.Active() {
+		c.Execution = req.ExecutionID
+	}
+	switch {
+	case p.Check != nil && req.Decision == contract.Approve:
+		s.setCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Approve, contract.CallCompleted)
+		if err := s.stepDone(ctx, p.Call, p.Queue, true); err != nil {
+			return err
+		}
+	case p.Check != nil:
+		s.setCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
+		msg := "the person refused the check command " + p.Check.String()
+		if req.Reason != "" {
+			msg += ": " + req.Reason
+		}
+		if err := s.record(ctx, p.Call, contract.CallDenied, contract.Deny, stepReply{Step: s.st.Ceremony.Step, Error: msg + ". MADE is unchanged; propose another command or explain."}.text()); err != nil {
+			return err
+		}
+	case req.Decision == contract.Approve:
 		if err := s.runTool(ctx, p.Call, contract.Approve); err != nil {
 			return err
 		}
-	} else {
+	default:
 		msg := "denied by the person"
 		if req.Reason != "" {
 			msg += ": " + req.Reason
@@ -163,6 +206,9 @@ func (s *sessionRun) loop(ctx workflow.Context, queue []ModelCall) error {
 		if requests >= MaxRequestsPerTurn {
 			return fmt.Errorf("the turn made %d model requests without an answer (the limit per turn)", MaxRequestsPerTurn)
 		}
+		if err := s.beforeRequest(ctx); err != nil {
+			return err
+		}
 		res, err := s.modelRequest(ctx)
 		if err != nil {
 			return err
@@ -179,7 +225,12 @@ func (s *sessionRun) loop(ctx workflow.Context, queue []ModelCall) error {
 			s.emit(contract.Event{Type: contract.EventText, SessionID: s.st.Current(), Text: res.Text})
 		}
 		if len(res.Calls) == 0 {
-			return nil
+			more, err := s.answeredWithStepOpen(ctx, res.Text)
+			if err != nil || !more {
+				return err
+			}
+			queue = nil
+			continue
 		}
 		queue = res.Calls
 	}
@@ -193,6 +244,11 @@ func (s *sessionRun) modelRequest(ctx workflow.Context) (ModelRequestResult, err
 			tools = append(tools, name)
 		}
 	}
+	var stepDone *StepDoneSpec
+	if c := s.st.Ceremony; c.Active() && c.Step != "" {
+		tools = s.ceremonyTools(tools)
+		stepDone = &StepDoneSpec{Definition: c.Definition, Step: c.Step, Compact: c.Compact}
+	}
 	var res ModelRequestResult
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ModelRequestOptions), ActivityModelRequest, ModelRequestInput{
 		SessionID:  s.st.Current(),
@@ -202,6 +258,7 @@ func (s *sessionRun) modelRequest(ctx workflow.Context) (ModelRequestResult, err
 		MaxTokens:  t.MaxTokens,
 		Stream:     t.Stream,
 		ContextCap: t.ContextCap,
+		StepDone:   stepDone,
 	}).Get(ctx, &res)
 	if err != nil {
 		return res, fmt.Errorf("model request: %w", err)
@@ -244,6 +301,25 @@ func (s *sessionRun) continueSession(ctx workflow.Context) error {
 // response that follow it.
 func (s *sessionRun) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) error {
 	s.emit(contract.Event{Type: contract.EventToolRequested, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Arguments: c.Preview})
+	if cer := s.st.Ceremony; cer.Active() && cer.Step != "" {
+		if c.Tool == StepDoneTool {
+			return s.stepDone(ctx, c, rest, false)
+		}
+		cer.Calls++
+		if cer.Compact {
+			same := c.Tool + " " + string(c.Preview)
+			if same == cer.LastCall {
+				return s.record(ctx, c, contract.CallFailed, "", "same call as before; change something")
+			}
+			cer.LastCall = same
+			if st, _ := ceremonies.StepOf(cer.Definition, cer.Step); st.ReadOnly && (c.Tool == "local_write" || c.Tool == "local_edit") {
+				return s.record(ctx, c, contract.CallFailed, "", fmt.Sprintf("%s is not available in step %s: this step reads, and changes nothing", c.Tool, cer.Step))
+			}
+		}
+	}
+	if c.Tool == StepDoneTool {
+		return s.record(ctx, c, contract.CallFailed, "", stepReply{Error: "no ceremony step is open in this session"}.text())
+	}
 	if c.Invalid != "" {
 		return s.record(ctx, c, contract.CallFailed, "", c.Invalid)
 	}
@@ -333,7 +409,13 @@ func (s *sessionRun) finish(ctx workflow.Context, status contract.Status, msg st
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions)}
 	if p := s.st.Pending; p != nil && status == contract.NeedsDecision {
-		in.Pending = &PendingRef{Session: s.st.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool}
+		in.Pending = &PendingRef{Session: s.st.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check}
+		if p.Check != nil {
+			in.Pending.Tool = CheckTool
+		}
+	}
+	if c := s.st.Ceremony; c != nil && c.Execution == ex.ID {
+		in.Ceremony = c.outcome()
 	}
 	for _, c := range s.st.Calls {
 		if slices.Contains(ex.Sessions, c.Session) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,7 +96,7 @@ func parseExec(args []string, sys IO) (*execOptions, error) {
 		if strings.TrimSpace(o.prompt) == "" {
 			return nil, exitWith(ExitUsage, "--exec needs a prompt")
 		}
-		if o.mode != "normal" {
+		if !slices.Contains(workflows.SupportedModes, o.mode) {
 			return nil, exitWith(ExitUsage, "unknown mode %q: this axlr-tui supports %s", o.mode, strings.Join(workflows.SupportedModes, ", "))
 		}
 		if _, err := policy.ParseApproval(o.approve); err != nil {
@@ -380,7 +381,13 @@ func (w *watcher) print(ev contract.Event) {
 	case contract.EventSessionContinued:
 		fmt.Fprintf(w.sys.Stderr, "· context cap reached: continuing in session %s\n", ev.SessionID)
 	case contract.EventDecisionRequired:
-		fmt.Fprintf(w.sys.Stderr, "? %s (call %s) waits for a decision: %s\n", ev.Tool, ev.CallID, ev.Reason)
+		fmt.Fprintf(w.sys.Stderr, "? %s (call %s) waits for a decision: %s %s\n", ev.Tool, ev.CallID, ev.Reason, compactArgs(ev.Arguments))
+	case contract.EventStepClaimed:
+		fmt.Fprintf(w.sys.Stderr, "▸ step %s (iteration %d) in %s\n", ev.Step, ev.Iteration, ev.State)
+	case contract.EventStepCompleted:
+		fmt.Fprintf(w.sys.Stderr, "✓ step %s %s %s\n", ev.Step, ev.Status, ev.Reason)
+	case contract.EventTransition:
+		fmt.Fprintf(w.sys.Stderr, "→ %s: now %s\n", ev.Trigger, ev.State)
 	}
 }
 
@@ -397,6 +404,16 @@ func (w *watcher) printResult(r *contract.Result) {
 func printResultText(sys IO, r *contract.Result) {
 	if r.Answer != "" {
 		fmt.Fprintln(sys.Stdout, r.Answer)
+	}
+	if c := r.Ceremony; c != nil {
+		where := c.State
+		switch {
+		case c.Stopped != "":
+			where += " (stopped: " + c.Stopped + ")"
+		case !c.Ended && c.Step != "":
+			where += ", step " + c.Step + " open"
+		}
+		fmt.Fprintf(sys.Stderr, "axlr-tui: ceremony %s %s (instance %s): %s\n", c.Definition, c.Version, c.InstanceID, where)
 	}
 	switch r.Status {
 	case contract.NeedsDecision:

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -273,6 +274,34 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 		if dc.FromPayloads(in, &r) == nil {
 			return fmt.Sprintf("%s call %s · %s", r.Tool, r.CallID, r.Decision)
 		}
+	case workflows.ActivityCeremonyStart:
+		var r workflows.CeremonyStartInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("%s mode, instance %s", r.Mode, r.InstanceID)
+		}
+	case workflows.ActivityCeremonyClaim:
+		var r workflows.ClaimInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("step %s, iteration %d", r.Step, r.Iteration)
+		}
+	case workflows.ActivityCeremonyRunCheck:
+		var r workflows.RunCheckInput
+		if dc.FromPayloads(in, &r) == nil {
+			if r.Command.Program == "" {
+				return "git rev-parse HEAD, git status --porcelain"
+			}
+			return r.Command.String()
+		}
+	case workflows.ActivityCeremonyComplete:
+		var r workflows.CompleteInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("step %s, iteration %d, %s", r.Step, r.Iteration, r.Status)
+		}
+	case workflows.ActivityCeremonyTransition:
+		var r workflows.TransitionInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("%s from %s", r.Trigger, r.From)
+		}
 	}
 	return ""
 }
@@ -289,8 +318,40 @@ func activityOutcome(name string, out *commonpb.Payloads, dc converter.DataConve
 		if dc.FromPayloads(out, &r) == nil {
 			return toolOutcome(string(r.Status), r.Summary)
 		}
+	case workflows.ActivityCeremonyStart:
+		var r workflows.CeremonyStartResult
+		if dc.FromPayloads(out, &r) == nil {
+			return fmt.Sprintf("%s %s in %s, step %s claimed", r.Definition, r.Version, r.Instance.State, r.Instance.NextStep)
+		}
+	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition:
+		var r workflows.InstanceView
+		if dc.FromPayloads(out, &r) == nil {
+			return instanceOutcome(r)
+		}
+	case workflows.ActivityCeremonyRunCheck:
+		var r contract.CheckRecord
+		if dc.FromPayloads(out, &r) == nil {
+			if r.TimedOut {
+				return "timed out"
+			}
+			return fmt.Sprintf("exit %d", r.ExitCode)
+		}
 	}
 	return "completed"
+}
+
+func instanceOutcome(v workflows.InstanceView) string {
+	out := "state " + v.State
+	if v.Completed {
+		out += " (ended)"
+	}
+	if v.NextStep != "" {
+		out += ", step " + v.NextStep
+	}
+	if len(v.Enabled) > 0 {
+		out += ", enabled " + strings.Join(v.Enabled, ", ")
+	}
+	return out
 }
 
 func modelOutcome(r workflows.ModelRequestResult) string {
@@ -335,6 +396,16 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 		if dc.FromPayloads(out, &r) == nil {
 			return fmt.Sprintf("%s call %s", r.Tool, r.CallID), string(r.Status)
 		}
+	case workflows.ActivityCeremonyHandBack:
+		var r workflows.HandBackResult
+		if dc.FromPayloads(out, &r) == nil {
+			if r.Error != "" {
+				return "axlr_step_done", "refused: " + r.Error
+			}
+			return "axlr_step_done", "accepted"
+		}
+	case workflows.ActivityAppendNote:
+		return "[AXLR] note", "appended"
 	case workflows.ActivityContinueSession:
 		var r workflows.ContinueSessionResult
 		if dc.FromPayloads(out, &r) == nil {

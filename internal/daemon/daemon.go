@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -30,10 +31,12 @@ import (
 
 	"github.com/underpass-ai/axlr/activities"
 	"github.com/underpass-ai/axlr/agent"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/internal/hostid"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/internal/zlog"
+	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/redact"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
@@ -78,6 +81,9 @@ type Options struct {
 	// DynamicConfig overrides the embedded server's dynamic configuration
 	// (benchmarks compare it with the server's defaults).
 	DynamicConfig map[string]any
+	// MadeCommand is the made-mcp executable (default: settings
+	// made.command; empty runs the embedded MADE engine).
+	MadeCommand string
 	// SQLiteSync is the embedded database's synchronous mode: "full"
 	// (default) survives a power loss; "normal" survives any crash of the
 	// process and may lose the last commits on a power loss, for about
@@ -139,6 +145,7 @@ Flags:
 	fs.StringVar(&o.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
 	fs.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default info)")
 	fs.StringVar(&o.SettingsPath, "settings", "", "settings file (default $XDG_CONFIG_HOME/axlr/settings.json)")
+	fs.StringVar(&o.MadeCommand, "made-command", "", "made-mcp executable for the MADE ceremony ledger (default: settings made.command, else the embedded engine)")
 	fs.StringVar(&o.SQLiteSync, "sqlite-sync", "", "embedded database durability: full (survives power loss) or normal (survives process crashes; faster) (default full)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -243,6 +250,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
+	engine, err := openMade(ctx, o, set, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, engine.Close()) }()
+	publishPinned(ctx, engine, log)
+
 	workspaces := &activities.Workspaces{Env: tools.RestrictedEnv(o.Environ)}
 	defer func() { err = errors.Join(err, workspaces.Close()) }()
 	acts := &activities.Session{
@@ -253,11 +267,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		Log:        log,
 	}
 
+	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}
 	w := worker.New(c, info.TaskQueue, worker.Options{
 		WorkerStopTimeout: 10 * time.Second,
+		BuildID:           "axlrd",
 		OnFatalError:      func(err error) { log.Error().Err(err).Msg("worker stopped") },
 	})
-	Register(w, acts)
+	Register(w, acts, cer)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on %s: %w", info.TaskQueue, err)
 	}
@@ -279,9 +295,65 @@ func Run(ctx context.Context, o Options) (err error) {
 }
 
 // Register registers the session workflow and its activities on a worker.
-func Register(w worker.Registry, acts *activities.Session) {
+func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
+}
+
+// madeEngine is an engine axlrd closes when it stops.
+type madeEngine interface {
+	made.Engine
+	Close() error
+}
+
+// openMade starts made-mcp when settings name it (made.command), else opens
+// the embedded engine in <state-dir>/made.
+func openMade(ctx context.Context, o Options, set *settings.Loaded, log zerolog.Logger) (madeEngine, error) {
+	m := set.Made
+	if o.MadeCommand != "" {
+		m.Command = o.MadeCommand
+	}
+	if m.Command == "" {
+		e, err := made.OpenEmbedded(filepath.Join(o.StateDir, "made"), made.EmbeddedOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("open the embedded MADE engine: %w", err)
+		}
+		log.Debug().Str("engine", "embedded").Msg("MADE ready")
+		return e, nil
+	}
+	env := []string{
+		"MADE_MCP_BACKEND=embedded",
+		"MADE_MCP_REDB_PATH=" + filepath.Join(o.StateDir, "made", "made.redb"),
+		"PATH=" + o.Getenv("PATH"),
+		"HOME=" + o.Getenv("HOME"),
+	}
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	if err := os.MkdirAll(filepath.Join(o.StateDir, "made"), 0o700); err != nil {
+		return nil, fmt.Errorf("create MADE store dir: %w", err)
+	}
+	c, err := made.StartMCP(ctx, made.MCPOptions{Command: m.Command, Args: m.Args, Env: env, Dir: o.StateDir,
+		Stderr: log.With().Str("component", "made-mcp").Logger()})
+	if err != nil {
+		return nil, fmt.Errorf("start made-mcp (%s): %w", m.Command, err)
+	}
+	log.Debug().Str("engine", m.Command).Msg("MADE ready")
+	return c, nil
+}
+
+// publishPinned publishes every pinned definition at start. A definition
+// MADE holds under another digest is reported; its ceremony refuses to
+// start, the others work.
+func publishPinned(ctx context.Context, e made.Engine, log zerolog.Logger) {
+	for _, def := range ceremonies.All() {
+		if _, err := activities.PublishPinned(ctx, e, def); err != nil {
+			log.Error().Str("ceremony", def.Name+" "+def.Version).Err(err).Msg("ceremony unavailable")
+			continue
+		}
+		log.Debug().Str("ceremony", def.Name+" "+def.Version).Str("digest", def.Digest).Msg("ceremony published")
+	}
 }
 
 // fill applies the settings' daemon defaults under the flags.

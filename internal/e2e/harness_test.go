@@ -97,10 +97,11 @@ func (e *env) writeSettings(doc string) {
 
 // inProcess is a daemon running in the test process.
 type inProcess struct {
-	cancel context.CancelFunc
-	done   chan error
-	info   daemon.Info
-	logs   *syncBuffer
+	cancel  context.CancelFunc
+	done    chan error
+	info    daemon.Info
+	logs    *syncBuffer
+	stopped sync.Once
 }
 
 // start runs axlrd in this process until the test ends.
@@ -137,9 +138,12 @@ func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 	return d
 }
 
+// stop stops the daemon and waits for it; it may be called more than once.
 func (d *inProcess) stop() {
-	d.cancel()
-	<-d.done
+	d.stopped.Do(func() {
+		d.cancel()
+		<-d.done
+	})
 }
 
 // process is axlrd as a child process (this binary re-executed).

@@ -51,10 +51,10 @@ type Settings struct {
 	Repair      json.RawMessage `json:"repair,omitempty" settings:"opaque"`
 	Jobs        json.RawMessage `json:"jobs,omitempty" settings:"opaque"`
 	Plan        json.RawMessage `json:"plan,omitempty" settings:"opaque"`
-	Ceremonies  json.RawMessage `json:"ceremonies,omitempty" settings:"opaque"`
+	Ceremonies  Ceremonies      `json:"ceremonies,omitzero"`
 	Jev         json.RawMessage `json:"jev,omitempty" settings:"opaque"`
 	LocalModels json.RawMessage `json:"local_models,omitempty" settings:"opaque"`
-	Made        json.RawMessage `json:"made,omitempty" settings:"opaque"`
+	Made        Made            `json:"made,omitzero"`
 	Kmp         json.RawMessage `json:"kmp,omitempty" settings:"opaque"`
 }
 
@@ -84,6 +84,24 @@ type Provider struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// MaxTokens caps each response (0: the provider's default).
 	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// Ceremonies configures the console-driven ceremonies.
+type Ceremonies struct {
+	// Profile is auto (default: compact when the model's window is 65,536
+	// tokens or less), standard or compact.
+	Profile string `json:"profile,omitempty"`
+}
+
+// Made configures the MADE engine: made-mcp when Command is set, else the
+// embedded engine in the state directory.
+type Made struct {
+	// Command is the made-mcp executable; Args its arguments.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env adds variables to made-mcp's environment (beside
+	// MADE_MCP_BACKEND=embedded and MADE_MCP_REDB_PATH in the state dir).
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Model holds per-model options.
@@ -260,6 +278,11 @@ func (l *Loaded) validate() error {
 	}
 	if p := l.Daemon.UIPort; p != nil && (*p < 0 || *p > 65535) {
 		return fmt.Errorf("daemon.ui_port %d is not a port", *p)
+	}
+	switch l.Ceremonies.Profile {
+	case "", "auto", "standard", "compact":
+	default:
+		return fmt.Errorf("ceremonies.profile %q: use auto, standard or compact", l.Ceremonies.Profile)
 	}
 	for _, entry := range l.AlwaysAsk() {
 		if strings.TrimSpace(entry) == "" {

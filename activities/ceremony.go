@@ -1,0 +1,383 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/tools"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Limits of a check run, as the console-driven workflows state them.
+const (
+	CheckTimeout  = 5 * time.Minute
+	CheckCapture  = 16 << 10
+	EvidenceBytes = 4 << 10
+)
+
+// Ceremony implements workflows.CeremonyActivities: the MADE verbs, the
+// hand-back's validation and the check runs of the ceremony driver. Each is
+// idempotent on its key: a claim, completion or transition that an earlier
+// attempt already made is found in MADE and taken as done; a check's result
+// is saved in the session log and not run again.
+type Ceremony struct {
+	Made       made.Engine
+	Store      *session.Store
+	Workspaces *Workspaces
+	// Owner is the lease owner of the claims (the host).
+	Owner string
+	Log   zerolog.Logger
+	// HeartbeatEvery is how often a check heartbeats (default 2 s).
+	HeartbeatEvery time.Duration
+}
+
+var _ workflows.CeremonyActivities = (*Ceremony)(nil)
+
+// evCheck is a check's saved result in the session log.
+const evCheck = "check.result"
+
+// Start publishes the mode's pinned definition, refuses one whose digest
+// differs from its pin, opens the instance and claims its first step.
+func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (workflows.CeremonyStartResult, error) {
+	def, ok := ceremonies.ForMode(in.Mode)
+	if !ok {
+		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError("no ceremony runs in mode "+in.Mode, workflows.ErrTypeBadRequest, nil)
+	}
+	parsed, err := PublishPinned(ctx, a.Made, def)
+	if err != nil {
+		return workflows.CeremonyStartResult{}, err
+	}
+	inst, err := a.Made.StartPublished(ctx, made.StartRequest{
+		Ceremony: def.Name, Version: def.Version, CeremonyID: in.InstanceID,
+		ActorID: "axlr", ActorKind: made.ActorService, Context: in.Context,
+	})
+	if errors.Is(err, made.ErrExists) {
+		inst, err = a.Made.Get(ctx, in.InstanceID)
+	}
+	if err != nil {
+		return workflows.CeremonyStartResult{}, madeError("start "+in.InstanceID, err)
+	}
+	res := workflows.CeremonyStartResult{
+		Definition: def.Name, Version: def.Version, Instructions: map[string]string{},
+		StepTimeout: parsed.StepTimeout,
+	}
+	if res.StepTimeout <= 0 {
+		res.StepTimeout = workflows.DefaultStepTimeout
+	}
+	for _, st := range parsed.Steps {
+		if p, ok := st.Config["prompt"].(string); ok {
+			res.Instructions[st.ID] = p
+		}
+	}
+	if inst.NextStepID == nil {
+		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("instance %s has no claimable step in %s", in.InstanceID, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
+	}
+	step := *inst.NextStepID
+	claimed, err := a.claim(ctx, in.InstanceID, step, 1, res.StepTimeout)
+	if err != nil {
+		return workflows.CeremonyStartResult{}, err
+	}
+	res.Instance = claimed
+	return res, nil
+}
+
+// PublishPinned publishes a pinned definition and checks that MADE holds it
+// under its pinned digest. It returns the parsed definition.
+func PublishPinned(ctx context.Context, e made.Engine, def ceremonies.Definition) (*made.Definition, error) {
+	yaml, err := def.YAML()
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeBadRequest, err)
+	}
+	parsed, err := made.Parse(yaml)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("pinned definition %s %s: %v", def.Name, def.Version, err), workflows.ErrTypeBadRequest, err)
+	}
+	pub, err := e.Publish(ctx, yaml)
+	var conflict *made.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"ceremony %s %s is published in MADE with digest %s, but this axlrd pins %s: publish a new version instead of changing %s",
+			def.Name, def.Version, conflict.PublishedDigest, def.Digest, def.Version), workflows.ErrTypeMadeRefused, err)
+	case err != nil:
+		return nil, madeError("publish "+def.Name+" "+def.Version, err)
+	case pub.Digest != def.Digest:
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"ceremony %s %s is published in MADE with digest %s, but this axlrd pins %s", def.Name, def.Version, pub.Digest, def.Digest),
+			workflows.ErrTypeMadeRefused, nil)
+	}
+	return parsed, nil
+}
+
+// Claim claims a step at an iteration.
+func (a *Ceremony) Claim(ctx context.Context, in workflows.ClaimInput) (workflows.InstanceView, error) {
+	return a.claim(ctx, in.InstanceID, in.Step, in.Iteration, in.LeaseTTL)
+}
+
+func (a *Ceremony) claim(ctx context.Context, id, step string, iteration int, ttl time.Duration) (workflows.InstanceView, error) {
+	inst, err := made.ClaimOnce(ctx, a.Made, made.ClaimRequest{
+		CeremonyID: id, StepID: step, ActorKind: made.ActorAgent,
+		LeaseOwnerID:   a.Owner,
+		IdempotencyKey: fmt.Sprintf("%s:%s:%d", id, step, iteration),
+		LeaseTTL:       ttl,
+	})
+	if err != nil {
+		return workflows.InstanceView{}, madeError(fmt.Sprintf("claim %s of %s", step, id), err)
+	}
+	v := view(inst)
+	v.NextStep = step
+	return v, nil
+}
+
+// HandBack validates an axlr_step_done call against the open step.
+func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (workflows.HandBackResult, error) {
+	hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Step, in.Compact)
+	if err != nil {
+		var refused handBackError
+		if errors.As(err, &refused) {
+			return workflows.HandBackResult{Error: refused.Error()}, nil
+		}
+		return workflows.HandBackResult{}, err
+	}
+	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, Ignored: hb.Ignored}, nil
+}
+
+// handBackError is a refused hand-back: the model's to fix.
+type handBackError struct{ error }
+
+func (a *Ceremony) handBack(sessionID, callKey, definition, step string, compact bool) (ceremonies.HandBack, error) {
+	log, err := openLog(a.Store, sessionID)
+	if err != nil {
+		return ceremonies.HandBack{}, err
+	}
+	tc, err := findCall(log, callKey)
+	if err != nil {
+		return ceremonies.HandBack{}, err
+	}
+	hb, err := ceremonies.Validate(definition, step, []byte(tc.Arguments), compact)
+	if err != nil {
+		return ceremonies.HandBack{}, handBackError{err}
+	}
+	return hb, nil
+}
+
+// RunCheck runs a check command in the workspace, argv without a shell,
+// with the restricted environment, a five-minute timeout and 16 KiB of
+// captured output, keeping a 4 KiB evidence tail. A command with no program
+// records the revision: git rev-parse HEAD and git status --porcelain. The
+// result is saved under its key and returned again on a retry.
+func (a *Ceremony) RunCheck(ctx context.Context, in workflows.RunCheckInput) (contract.CheckRecord, error) {
+	log, err := openLog(a.Store, in.SessionID)
+	if err != nil {
+		return contract.CheckRecord{}, err
+	}
+	key := "check:" + in.Key
+	if ev, ok := log.ByKey(key); ok {
+		return decode[contract.CheckRecord](ev)
+	}
+	ws, err := a.Workspaces.Get(in.Root)
+	if err != nil {
+		return contract.CheckRecord{}, err
+	}
+	stop := heartbeat(ctx, a.HeartbeatEvery, func() any { return in.Key })
+	var rec contract.CheckRecord
+	if in.Command.Program == "" {
+		rec, err = revision(ctx, ws)
+	} else {
+		rec, err = runCommand(ctx, ws, in.Command)
+	}
+	stop()
+	if err != nil {
+		return contract.CheckRecord{}, err
+	}
+	if _, err := appendEvent(log, evCheck, key, rec); err != nil {
+		return contract.CheckRecord{}, err
+	}
+	return rec, nil
+}
+
+func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCommand) (contract.CheckRecord, error) {
+	rec := contract.CheckRecord{Program: cmd.Program, Args: cmd.Args}
+	if rec.Args == nil {
+		rec.Args = []string{}
+	}
+	args, err := json.Marshal(tools.ExecArgs{Program: cmd.Program, Args: cmd.Args,
+		TimeoutMS: ptr64(CheckTimeout.Milliseconds()), MaxOutputBytes: ptr64(CheckCapture)})
+	if err != nil {
+		return rec, fmt.Errorf("encode check %s: %w", cmd, err)
+	}
+	raw, err := ws.Call(ctx, tools.Exec, args)
+	if ctx.Err() != nil {
+		return rec, ctx.Err()
+	}
+	var te *tools.Error
+	switch {
+	case errors.As(err, &te) && te.Code == tools.CodeTimeout:
+		rec.ExitCode, rec.TimedOut = -1, true
+		rec.OutputTail = te.Message
+		return rec, nil
+	case errors.As(err, &te):
+		// The command could not run (not found, bad cwd): that is its
+		// outcome, as a shell would report it.
+		rec.ExitCode = 127
+		rec.OutputTail = te.Code + ": " + te.Message
+		return rec, nil
+	case err != nil:
+		return rec, fmt.Errorf("run check %s: %w", cmd, err)
+	}
+	var out tools.ExecOutput
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return rec, fmt.Errorf("decode check output: %w", err)
+	}
+	rec.ExitCode = out.ExitCode
+	rec.OutputTail = tail(out.Stdout+out.Stderr, EvidenceBytes)
+	return rec, nil
+}
+
+// revision records git rev-parse HEAD on the first line of the tail, then
+// git status --porcelain.
+func revision(ctx context.Context, ws *tools.Workspace) (contract.CheckRecord, error) {
+	head, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"rev-parse", "HEAD"}})
+	if err != nil {
+		return head, err
+	}
+	status, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"status", "--porcelain"}})
+	if err != nil {
+		return status, err
+	}
+	rec := contract.CheckRecord{Program: "git", Args: []string{"rev-parse", "HEAD"}, ExitCode: max(head.ExitCode, status.ExitCode)}
+	rec.OutputTail = strings.TrimSpace(head.OutputTail) + "\n" + status.OutputTail
+	if head.ExitCode != 0 {
+		// Not a git repository (or no commit yet): no revision.
+		rec.OutputTail = "\n" + head.OutputTail
+	}
+	return rec, nil
+}
+
+// Complete completes a step with the hand-back's fields and what AXLR
+// recorded. A completion an earlier attempt made is found and taken as
+// done.
+func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (workflows.InstanceView, error) {
+	output := map[string]any{}
+	if in.CallKey != "" {
+		hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Step, in.Compact)
+		if err != nil {
+			return workflows.InstanceView{}, temporal.NewNonRetryableApplicationError("hand-back no longer valid: "+err.Error(), workflows.ErrTypeSessionDiverged, err)
+		}
+		for k, v := range hb.Fields {
+			output[k] = v
+		}
+	}
+	for k, v := range in.Recorded {
+		output[k] = v
+	}
+	// Round-trip through JSON so the engine sees plain JSON values.
+	output, err := plainJSON(output)
+	if err != nil {
+		return workflows.InstanceView{}, err
+	}
+	req := made.CompleteRequest{CeremonyID: in.InstanceID, StepID: in.Step, ActorKind: made.ActorAgent,
+		Status: made.StepStatus(in.Status), Output: output}
+	if in.Status == string(made.StepFailed) {
+		req.Error, _ = in.Recorded["detail"].(string)
+		if req.Error == "" {
+			req.Error = "failed"
+		}
+	}
+	inst, err := a.Made.Complete(ctx, req)
+	if errors.Is(err, made.ErrNotInProgress) {
+		cur, gerr := a.Made.Get(ctx, in.InstanceID)
+		if gerr == nil {
+			if st, ok := cur.Step(in.Step); ok && (st.Iteration > in.Iteration || (st.Status != made.StepInProgress && st.Status != made.StepPending)) {
+				return view(cur), nil
+			}
+		}
+	}
+	if err != nil {
+		return workflows.InstanceView{}, madeError(fmt.Sprintf("complete %s of %s", in.Step, in.InstanceID), err)
+	}
+	return view(inst), nil
+}
+
+// Transition fires a trigger; a transition an earlier attempt applied (the
+// instance left the state) is taken as done.
+func (a *Ceremony) Transition(ctx context.Context, in workflows.TransitionInput) (workflows.InstanceView, error) {
+	inst, err := a.Made.ApplyTransition(ctx, made.TransitionRequest{CeremonyID: in.InstanceID, Trigger: in.Trigger, ActorKind: made.ActorService})
+	if errors.Is(err, made.ErrWrongState) || errors.Is(err, made.ErrTerminal) {
+		cur, gerr := a.Made.Get(ctx, in.InstanceID)
+		if gerr == nil && cur.CurrentState != in.From {
+			return view(cur), nil
+		}
+	}
+	if err != nil {
+		return workflows.InstanceView{}, madeError(fmt.Sprintf("apply %s to %s", in.Trigger, in.InstanceID), err)
+	}
+	return view(inst), nil
+}
+
+// madeError makes an engine error an activity error: refusals are final,
+// an unreachable engine is retried.
+func madeError(op string, err error) error {
+	msg := op + ": " + err.Error()
+	switch {
+	case errors.Is(err, made.ErrUnavailable), errors.Is(err, made.ErrConflict):
+		return fmt.Errorf("%s: %w", op, err)
+	case errors.Is(err, made.ErrInvalid):
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBadRequest, err)
+	}
+	return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeMadeRefused, err)
+}
+
+func view(in made.Instance) workflows.InstanceView {
+	v := workflows.InstanceView{InstanceID: in.CeremonyID, State: in.CurrentState, Completed: in.Completed, Waiting: in.WaitingForHuman}
+	if in.NextStepID != nil {
+		v.NextStep = *in.NextStepID
+	}
+	for _, t := range in.Transitions {
+		if t.Enabled {
+			v.Enabled = append(v.Enabled, t.Trigger)
+		}
+	}
+	for _, s := range in.Steps {
+		v.Steps = append(v.Steps, workflows.StepView{Step: s.StepID, Status: string(s.Status), Iteration: max(s.Iteration, 1), Attempt: s.Attempt, RepeatExhausted: s.RepeatExhausted})
+	}
+	return v
+}
+
+func plainJSON(m map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode step output: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode step output: %w", err)
+	}
+	return out, nil
+}
+
+// tail keeps the last n bytes of s, starting at a character boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return s[i:]
+}
+
+func ptr64(v int64) *int64 { return &v }

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/made"
+)
+
+// A Go module with a failing test: Parse panics on empty input.
+var calcFiles = map[string]string{
+	"go.mod": "module example.com/calc\n\ngo 1.22\n",
+	"calc.go": `package calc
+
+import "strconv"
+
+// Parse reads the first digit of s.
+func Parse(s string) (int, error) {
+	return strconv.Atoi(s[:1])
+}
+`,
+	"calc_test.go": `package calc
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	if n, err := Parse("7"); err != nil || n != 7 {
+		t.Fatalf("Parse(7) = %d, %v", n, err)
+	}
+	if _, err := Parse(""); err == nil {
+		t.Fatal("Parse of empty input: no error")
+	}
+}
+`,
+}
+
+// calcRepo writes the module into the workspace as a git repository with
+// one commit, and lets go test use the test process's build cache.
+func calcRepo(t *testing.T, e *env) {
+	t.Helper()
+	for name, content := range calcFiles {
+		writeFile(t, e.workspace, name, content)
+	}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"add", "."},
+		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "calc"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = e.workspace
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.vars[k] = strings.TrimSpace(string(out))
+	}
+	e.vars["GOTOOLCHAIN"] = "local"
+	e.vars["GOFLAGS"] = "-count=1"
+}
+
+// stepReply is what axlr_step_done answered, read from the last tool
+// message of a request.
+type stepReply struct {
+	Accepted bool   `json:"accepted"`
+	Error    string `json:"error"`
+	Step     string `json:"step"`
+	NextStep string `json:"next_step"`
+	Ceremony string `json:"ceremony"`
+	Feedback string `json:"feedback"`
+	Check    *struct {
+		ExitCode int `json:"exit_code"`
+	} `json:"check"`
+}
+
+// lastReply returns the last axlr_step_done answer of a request, if the last
+// message is one.
+func lastReply(req agenttest.Request) (stepReply, bool) {
+	m := req.Messages[len(req.Messages)-1]
+	var r stepReply
+	if m.Role != "tool" || json.Unmarshal([]byte(m.Content), &r) != nil || (r.Step == "" && r.Error == "") {
+		return r, false
+	}
+	return r, true
+}
+
+func stepDone(id string, fields string) agenttest.Reply {
+	return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: id, Name: "axlr_step_done", Arguments: fields}}}
+}
+
+// debugScript plays a model through /debug on calcRepo: reproduce with go
+// test, diagnose, fix Parse with local_edit, hand back the repair and
+// integrate. fixes says how many repair rounds edit the code (0: never).
+type debugScript struct {
+	mu        sync.Mutex
+	repairs   int
+	fixWorks  bool
+	handBacks []string
+}
+
+func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, isReply := lastReply(req)
+	last := req.Messages[len(req.Messages)-1]
+	switch {
+	case !isReply && last.Role == "user" && strings.Contains(last.Content, "current step: reproduce"):
+		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "./..."]}, "expected": "ok", "observed": "panic: slice bounds out of range"}`)
+	case isReply && r.Ceremony != "":
+		return agenttest.Reply{Text: "The ceremony ended " + r.Ceremony + "."}
+	case isReply && r.NextStep == "diagnose":
+		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go: strconv.Atoi(s[:1])", "proposed_fix": "return an error for empty input"}`)
+	case isReply && r.NextStep == "repair":
+		s.repairs++
+		if s.fixWorks {
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
+				Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\tif s == \"\" {\n\t\treturn 0, strconv.ErrSyntax\n\t}\n\treturn strconv.Atoi(s[:1])"}`}}}
+		}
+		return stepDone("p"+itoa(s.repairs), `{"summary": "tried again"}`)
+	case !isReply && last.Role == "tool":
+		// After the edit.
+		return stepDone("p1", `{"summary": "Parse returns ErrSyntax for empty input"}`)
+	case isReply && r.NextStep == "integrate":
+		return stepDone("i1", `{"report": "TestParse panicked on empty input; Parse now returns an error; go test passes", "summary_en": "Fixed Parse on empty input."}`)
+	}
+	return agenttest.Reply{Text: "unexpected state"}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestDebugCeremony runs /debug to COMPLETED: the first check waits for the
+// person (--decide approve), the failure reproduces, the fix makes go test
+// pass, integration records the revision; every step is completed once in
+// MADE, in order.
+func TestDebugCeremony(t *testing.T) {
+	script := &debugScript{fixWorks: true}
+	model := agenttest.NewServer(t, script.reply)
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	d := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--exec", "--mode", "debug", "TestParse fails on empty input", "--approve", "local", "--json")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (the first check waits)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	_, res := lines(t, r.stdout)
+	if res.Pending == nil || res.Pending.Tool != "axlr_check" || string(res.Pending.Arguments) != `{"program":"go","args":["test","./..."]}` {
+		t.Fatalf("pending %+v", res.Pending)
+	}
+	if res.Ceremony == nil || res.Ceremony.State != "REPRODUCE" || res.Ceremony.Step != "reproduce" {
+		t.Fatalf("ceremony %+v", res.Ceremony)
+	}
+
+	dec := e.tui(ctx, "--session", res.SessionID, "--decide", "approve", "--json")
+	if dec.code != 0 {
+		t.Fatalf("decide: exit %d\n%s\n%s", dec.code, dec.stdout, dec.stderr)
+	}
+	evs, res := lines(t, dec.stdout)
+	c := res.Ceremony
+	if c == nil || c.State != "COMPLETED" || !c.Ended || res.Answer != "The ceremony ended COMPLETED." {
+		t.Fatalf("result %+v ceremony %+v", res, c)
+	}
+	var steps []string
+	for _, rec := range c.Steps {
+		steps = append(steps, rec.Step)
+	}
+	if strings.Join(steps, ",") != "reproduce,diagnose,repair,integrate" {
+		t.Fatalf("steps %v", steps)
+	}
+	if c.Steps[0].Check == nil || c.Steps[0].Check.ExitCode == 0 || c.Steps[2].Check == nil || c.Steps[2].Check.ExitCode != 0 {
+		t.Fatalf("checks %+v %+v", c.Steps[0].Check, c.Steps[2].Check)
+	}
+	head, _ := exec.Command("git", "-C", e.workspace, "rev-parse", "HEAD").Output()
+	if c.Steps[3].Output["revision"] != strings.TrimSpace(string(head)) || !strings.Contains(c.Steps[3].Output["dirty"].(string), "calc.go") {
+		t.Fatalf("integration record %+v", c.Steps[3].Output)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		if ev.Type == contract.EventTransition {
+			kinds = append(kinds, ev.Trigger+">"+ev.State)
+		}
+	}
+	if strings.Join(kinds, " ") != "reproduced>DIAGNOSE diagnosed>REPAIR repaired>INTEGRATE integrated>COMPLETED" {
+		t.Fatalf("transitions %v", kinds)
+	}
+	if out, err := testCalc(e); err != nil {
+		t.Fatalf("go test after the ceremony: %v\n%s", err, out)
+	}
+
+	// MADE holds every step completed once.
+	d.stop()
+	inst := madeInstance(t, e, c.InstanceID)
+	for _, s := range inst.Steps {
+		if s.Status != made.StepCompleted || s.Attempt != 1 || s.Iteration != 1 {
+			t.Errorf("step %s: %s attempt %d iteration %d", s.StepID, s.Status, s.Attempt, s.Iteration)
+		}
+	}
+	if inst.CurrentState != "COMPLETED" || !inst.Completed {
+		t.Fatalf("instance %s %v", inst.CurrentState, inst.Completed)
+	}
+}
+
+func testCalc(e *env) ([]byte, error) {
+	cmd := exec.Command("go", "test", "./...")
+	cmd.Dir = e.workspace
+	cmd.Env = append(os.Environ(), "GOFLAGS=-count=1")
+	return cmd.CombinedOutput()
+}
+
+// madeInstance reads an instance from the embedded MADE store of a stopped
+// daemon.
+func madeInstance(t *testing.T, e *env, id string) made.Instance {
+	t.Helper()
+	eng, err := made.OpenEmbedded(filepath.Join(e.stateDir, "made"), made.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	inst, err := eng.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}

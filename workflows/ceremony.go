@@ -1,0 +1,683 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
+)
+
+// The ceremony driver runs a MADE ceremony (--mode debug, delivery) inside
+// the session workflow: it claims each step, gives the model the step's
+// instruction and the axlr_step_done tool, validates the hand-back, runs the
+// step's check itself, completes the step in MADE with what it recorded,
+// applies the enabled transition and claims the next step. Every MADE verb,
+// check and note is an activity; the ceremony's state is part of the
+// session's, so decisions, restarts and continue-as-new carry it.
+
+// StepDoneTool is the host tool the model hands a step back with.
+const StepDoneTool = "axlr_step_done"
+
+// CheckTool names a check command waiting for the person's approval in a
+// result's pending call.
+const CheckTool = "axlr_check"
+
+// Activity names of the ceremony driver, registered with the "ceremony."
+// prefix by activities.Ceremony.
+const (
+	ActivityCeremonyStart      = "ceremony.Start"
+	ActivityCeremonyClaim      = "ceremony.Claim"
+	ActivityCeremonyHandBack   = "ceremony.HandBack"
+	ActivityCeremonyRunCheck   = "ceremony.RunCheck"
+	ActivityCeremonyComplete   = "ceremony.Complete"
+	ActivityCeremonyTransition = "ceremony.Transition"
+	ActivityAppendNote         = "session.AppendNote"
+)
+
+// Limits of the driver.
+const (
+	// StepBudget and CompactStepBudget are the tool calls a step may use
+	// before AXLR continues it with a new budget.
+	StepBudget        = 32
+	CompactStepBudget = 16
+	// MaxBudgetRenewals is how many new budgets a step gets before the turn
+	// pauses for the person.
+	MaxBudgetRenewals = 2
+	// CompactWindow is the largest context window that selects the compact
+	// profile under ceremonies.profile auto.
+	CompactWindow = 65536
+	// DefaultStepTimeout applies when a definition names none.
+	DefaultStepTimeout = time.Hour
+)
+
+// Ceremony outcome reasons when the driver stops an instance itself.
+const (
+	StoppedStalled = "ceremony_stalled"
+	StoppedTimeout = "step_timeout"
+)
+
+// CeremonyActivities are the activities of the ceremony driver.
+type CeremonyActivities interface {
+	Start(context.Context, CeremonyStartInput) (CeremonyStartResult, error)
+	Claim(context.Context, ClaimInput) (InstanceView, error)
+	HandBack(context.Context, HandBackInput) (HandBackResult, error)
+	RunCheck(context.Context, RunCheckInput) (contract.CheckRecord, error)
+	Complete(context.Context, CompleteInput) (InstanceView, error)
+	Transition(context.Context, TransitionInput) (InstanceView, error)
+}
+
+// CeremonyState is the driver's state, part of the session's.
+type CeremonyState struct {
+	Mode       string `json:"mode"`
+	Definition string `json:"definition"`
+	Version    string `json:"version"`
+	InstanceID string `json:"instance_id"`
+	Compact    bool   `json:"compact,omitempty"`
+	// State is the instance's current state; Step and Iteration the open
+	// step ("" when none is open).
+	State     string `json:"state"`
+	Step      string `json:"step,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+	// Deadline is when the open step times out (the definition's
+	// timeouts.step_default, which MADE does not enforce).
+	Deadline    time.Time     `json:"deadline"`
+	StepTimeout time.Duration `json:"step_timeout"`
+	// Instructions are the definition's step prompts.
+	Instructions map[string]string `json:"instructions"`
+	// Command is the check command the person accepted.
+	Command *ceremonies.CheckCommand `json:"command,omitempty"`
+	// Budget of the open step.
+	Calls       int  `json:"calls"`
+	Renewals    int  `json:"renewals"`
+	BudgetNoted bool `json:"budget_noted,omitempty"`
+	Reminded    bool `json:"reminded,omitempty"`
+	// LastCall is the previous call under the compact profile, which
+	// refuses the same call twice in a row.
+	LastCall string                `json:"last_call,omitempty"`
+	Records  []contract.StepRecord `json:"records,omitempty"`
+	// Ended: the instance reached a terminal state or was stopped; the
+	// session is back in normal mode.
+	Ended   bool   `json:"ended,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
+	// Execution is the last execution that drove the ceremony; its result
+	// carries the ceremony's outcome.
+	Execution string `json:"execution"`
+	// Notes counts the notes appended, for their idempotency keys.
+	Notes int `json:"notes"`
+}
+
+// Active reports whether the ceremony still drives the session.
+func (c *CeremonyState) Active() bool { return c != nil && !c.Ended }
+
+func (c *CeremonyState) outcome() *contract.CeremonyOutcome {
+	o := &contract.CeremonyOutcome{InstanceID: c.InstanceID, Definition: c.Definition, Version: c.Version,
+		State: c.State, Ended: c.Ended, Stopped: c.Stopped, Step: c.Step, Steps: c.Records}
+	if o.Steps == nil {
+		o.Steps = []contract.StepRecord{}
+	}
+	return o
+}
+
+func (c *CeremonyState) budget() int {
+	if c.Compact {
+		return CompactStepBudget
+	}
+	return StepBudget
+}
+
+// CeremonyStartInput opens an instance of the mode's pinned definition and
+// claims its first step.
+type CeremonyStartInput struct {
+	Mode       string         `json:"mode"`
+	InstanceID string         `json:"instance_id"`
+	SessionID  string         `json:"session_id"`
+	Context    map[string]any `json:"context"`
+}
+
+// CeremonyStartResult is the started instance with its claimed first step.
+type CeremonyStartResult struct {
+	Definition   string            `json:"definition"`
+	Version      string            `json:"version"`
+	Instructions map[string]string `json:"instructions"`
+	StepTimeout  time.Duration     `json:"step_timeout"`
+	Instance     InstanceView      `json:"instance"`
+}
+
+// InstanceView is the compact projection the driver decides with.
+type InstanceView struct {
+	InstanceID string     `json:"instance_id"`
+	State      string     `json:"state"`
+	Completed  bool       `json:"completed"`
+	NextStep   string     `json:"next_step,omitempty"`
+	Enabled    []string   `json:"enabled,omitempty"`
+	Waiting    []string   `json:"waiting,omitempty"`
+	Steps      []StepView `json:"steps"`
+}
+
+// StepView is one step of an InstanceView.
+type StepView struct {
+	Step            string `json:"step"`
+	Status          string `json:"status"`
+	Iteration       int    `json:"iteration"`
+	Attempt         int    `json:"attempt"`
+	RepeatExhausted bool   `json:"repeat_exhausted,omitempty"`
+}
+
+func (v InstanceView) step(id string) (StepView, bool) {
+	for _, s := range v.Steps {
+		if s.Step == id {
+			return s, true
+		}
+	}
+	return StepView{}, false
+}
+
+// ClaimInput claims a step at an iteration; the claim's idempotency key is
+// <instance>:<step>:<iteration>.
+type ClaimInput struct {
+	InstanceID string        `json:"instance_id"`
+	Step       string        `json:"step"`
+	Iteration  int           `json:"iteration"`
+	LeaseTTL   time.Duration `json:"lease_ttl"`
+}
+
+// HandBackInput validates an axlr_step_done call read from the transcript.
+type HandBackInput struct {
+	SessionID  string `json:"session_id"`
+	CallKey    string `json:"call_key"`
+	Definition string `json:"definition"`
+	Step       string `json:"step"`
+	Compact    bool   `json:"compact,omitempty"`
+}
+
+// HandBackResult is the validation's verdict.
+type HandBackResult struct {
+	Error           string                   `json:"error,omitempty"`
+	Command         *ceremonies.CheckCommand `json:"command,omitempty"`
+	NotReproducible bool                     `json:"not_reproducible,omitempty"`
+	Ignored         []string                 `json:"ignored,omitempty"`
+}
+
+// RunCheckInput runs a check command in the workspace, once per key.
+type RunCheckInput struct {
+	SessionID string                  `json:"session_id"`
+	Root      string                  `json:"root"`
+	Key       string                  `json:"key"`
+	Command   ceremonies.CheckCommand `json:"command"`
+}
+
+// CompleteInput completes a step in MADE with the hand-back's fields (read
+// from the transcript) and what AXLR recorded.
+type CompleteInput struct {
+	SessionID  string         `json:"session_id"`
+	CallKey    string         `json:"call_key,omitempty"`
+	Definition string         `json:"definition"`
+	InstanceID string         `json:"instance_id"`
+	Step       string         `json:"step"`
+	Iteration  int            `json:"iteration"`
+	Status     string         `json:"status"`
+	Recorded   map[string]any `json:"recorded,omitempty"`
+	Compact    bool           `json:"compact,omitempty"`
+}
+
+// TransitionInput fires a trigger from a state.
+type TransitionInput struct {
+	InstanceID string `json:"instance_id"`
+	Trigger    string `json:"trigger"`
+	From       string `json:"from"`
+}
+
+// AppendNoteInput appends an [AXLR] note to the transcript as the person's
+// side of the conversation, once per key.
+type AppendNoteInput struct {
+	SessionID string `json:"session_id"`
+	Key       string `json:"key"`
+	Text      string `json:"text"`
+}
+
+// CeremonyOptions are the options of the MADE activities: quick calls to a
+// local engine, retried; a refusal is not retried.
+var CeremonyOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		MaximumAttempts:        10,
+		MaximumInterval:        30 * time.Second,
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeSessionDiverged, ErrTypeMadeRefused},
+	},
+}
+
+// CheckOptions: a check runs up to five minutes and heartbeats.
+var CheckOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 6 * time.Minute,
+	HeartbeatTimeout:    10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		MaximumAttempts:        3,
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeSessionDiverged},
+	},
+}
+
+// ErrTypeMadeRefused: MADE refused a verb (a definition that differs from
+// its pin, a guard not satisfied); retrying cannot help.
+const ErrTypeMadeRefused = "MadeRefused"
+
+// errPaused ends a turn whose step ran out of tool calls three times.
+var errPaused = errors.New("paused for the person")
+
+// startCeremony opens the instance for a ceremony mode and claims its first
+// step. The person's prompt is the brief.
+func (s *sessionRun) startCeremony(ctx workflow.Context, mode, prompt string) error {
+	def, _ := ceremonies.ForMode(mode)
+	id := fmt.Sprintf("axlr-%s-%d", s.st.Current(), workflow.Now(ctx).Unix())
+	var res CeremonyStartResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, CeremonyStartInput{
+		Mode: mode, InstanceID: id, SessionID: s.st.Current(),
+		Context: map[string]any{def.BriefInput: prompt, "workspace": s.st.Root},
+	}).Get(ctx, &res)
+	if err != nil {
+		return fmt.Errorf("start ceremony %s %s: %w", def.Name, def.Version, err)
+	}
+	t := s.st.Turn
+	s.st.Ceremony = &CeremonyState{
+		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
+		Compact:      t.CeremonyProfile == "compact" || (t.CeremonyProfile != "standard" && t.ContextCap > 0 && t.ContextCap <= CompactWindow),
+		Instructions: res.Instructions, StepTimeout: res.StepTimeout,
+	}
+	s.st.Mode = mode
+	s.claimed(ctx, res.Instance)
+	return nil
+}
+
+// claimed takes note of a claimed step.
+func (s *sessionRun) claimed(ctx workflow.Context, v InstanceView) {
+	c := s.st.Ceremony
+	c.State = v.State
+	c.Step = v.NextStep
+	if st, ok := v.step(v.NextStep); ok {
+		c.Iteration = st.Iteration
+	}
+	c.Calls, c.Renewals, c.BudgetNoted, c.Reminded, c.LastCall = 0, 0, false, false, ""
+	c.Deadline = workflow.Now(ctx).Add(c.StepTimeout)
+	s.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: s.st.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, State: c.State})
+}
+
+// stepNote is the console note that tells the model where the ceremony
+// stands: at its start and on every later prompt while it runs.
+func (c *CeremonyState) stepNote(began bool) string {
+	verb := "runs"
+	if began {
+		verb = "began"
+	}
+	return fmt.Sprintf("[AXLR] Ceremony %s %s %s (instance %s), current step: %s (iteration %d).\n%s\nWork with your tools, then hand the step back with %s.",
+		c.Definition, c.Version, verb, c.InstanceID, c.Step, c.Iteration, c.instruction(), StepDoneTool)
+}
+
+func (c *CeremonyState) instruction() string {
+	if c.Compact {
+		if st, ok := ceremonies.StepOf(c.Definition, c.Step); ok {
+			return st.Compact
+		}
+	}
+	return c.Instructions[c.Step]
+}
+
+// note appends an [AXLR] note to the transcript.
+func (s *sessionRun) note(ctx workflow.Context, kind, text string) error {
+	c := s.st.Ceremony
+	c.Notes++
+	var res RecordToolResultResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityAppendNote, AppendNoteInput{
+		SessionID: s.st.Current(), Key: fmt.Sprintf("note:%s:%d:%s", c.InstanceID, c.Notes, kind), Text: text,
+	}).Get(ctx, &res)
+	if err != nil {
+		return fmt.Errorf("append %s note: %w", kind, err)
+	}
+	s.st.Revision = res.Revision
+	return nil
+}
+
+// ceremonyTools returns the tools offered while a step is open.
+func (s *sessionRun) ceremonyTools(tools []string) []string {
+	c := s.st.Ceremony
+	if !c.Active() || c.Step == "" {
+		return tools
+	}
+	st, _ := ceremonies.StepOf(c.Definition, c.Step)
+	var out []string
+	for _, t := range tools {
+		if c.Compact && st.ReadOnly && (t == "local_write" || t == "local_edit") {
+			continue
+		}
+		out = append(out, t)
+	}
+	return append(out, StepDoneTool)
+}
+
+// beforeRequest enforces the open step's deadline and tool-call budget
+// before a model request: a note at a fifth left, a new budget at the
+// limit (twice), then a pause for the person.
+func (s *sessionRun) beforeRequest(ctx workflow.Context) error {
+	c := s.st.Ceremony
+	if !c.Active() || c.Step == "" {
+		return nil
+	}
+	if workflow.Now(ctx).After(c.Deadline) {
+		return s.stopCeremony(ctx, StoppedTimeout, fmt.Sprintf("step %s passed its %s timeout", c.Step, c.StepTimeout), "failed")
+	}
+	budget := c.budget()
+	switch left := budget - c.Calls; {
+	case left <= 0 && c.Renewals >= MaxBudgetRenewals:
+		return fmt.Errorf("step %s used its %d tool calls %d times: %w", c.Step, budget, c.Renewals+1, errPaused)
+	case left <= 0:
+		c.Renewals++
+		c.Calls, c.BudgetNoted = 0, false
+		return s.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] Step %s used its %d tool calls. AXLR continues it with a new budget of %d (%d of %d); finish the step and hand it back with %s.",
+			c.Step, budget, budget, c.Renewals, MaxBudgetRenewals, StepDoneTool))
+	case left <= budget/5 && !c.BudgetNoted:
+		c.BudgetNoted = true
+		return s.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] %d tool calls remain for step %s: finish it and hand it back with %s.", left, c.Step, StepDoneTool))
+	}
+	return nil
+}
+
+// toolCallMarkup are the tool-call markups a server's parser failed to turn
+// into calls when they appear in an answer's text.
+var toolCallMarkup = []string{"<|tool_call>", "<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "<|tool_calls_section_begin|>", "<｜tool▁call"}
+
+func markupIn(text string) string {
+	for _, m := range toolCallMarkup {
+		if strings.Contains(text, m) {
+			return m
+		}
+	}
+	return ""
+}
+
+// answeredWithStepOpen handles a model that ends its turn while the step is
+// open: one visible reminder, then the instance is stopped and the model
+// answers the person. It reports whether the turn goes on.
+func (s *sessionRun) answeredWithStepOpen(ctx workflow.Context, text string) (bool, error) {
+	c := s.st.Ceremony
+	if !c.Active() || c.Step == "" {
+		return false, nil
+	}
+	markup := markupIn(text)
+	if !c.Reminded {
+		c.Reminded = true
+		msg := fmt.Sprintf("[AXLR] Step %s is still open: do its work and hand it back with %s, giving the fields the step asks for.", c.Step, StepDoneTool)
+		if markup != "" {
+			msg += fmt.Sprintf(" Your answer held a tool call written as text (%s): the server's tool-call parser did not turn it into a call. Call the tool itself.", markup)
+		}
+		return true, s.note(ctx, "reminder", msg)
+	}
+	step := c.Step
+	if err := s.stopCeremony(ctx, StoppedStalled, fmt.Sprintf("the model ended its turn twice with step %s open", step), "cancelled"); err != nil {
+		return false, err
+	}
+	msg := fmt.Sprintf("[AXLR] The ceremony %s was stopped: you ended your turn twice with step %s open. The session is back in normal mode; answer the person.", c.InstanceID, step)
+	if markup != "" {
+		msg += fmt.Sprintf(" The answers held tool-call markup (%s): the server's tool-call parser is the first suspect.", markup)
+	}
+	return true, s.note(ctx, "stalled", msg)
+}
+
+// stopCeremony ends the open step in MADE (cancelled or failed) and returns
+// the session to normal mode.
+func (s *sessionRun) stopCeremony(ctx workflow.Context, why, detail, status string) error {
+	c := s.st.Ceremony
+	var v InstanceView
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+		SessionID: s.st.Current(), Definition: c.Definition, InstanceID: c.InstanceID, Step: c.Step, Iteration: c.Iteration,
+		Status: status, Recorded: map[string]any{"reason": why, "detail": detail},
+	}).Get(ctx, &v)
+	if err != nil {
+		return fmt.Errorf("stop ceremony %s: %w", c.InstanceID, err)
+	}
+	c.Records = append(c.Records, contract.StepRecord{Step: c.Step, Iteration: c.Iteration, Status: status, Output: map[string]any{"reason": why, "detail": detail}})
+	s.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: s.st.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Status: contract.CallStatus(status), Reason: detail})
+	c.State, c.Step, c.Ended, c.Stopped = v.State, "", true, why+": "+detail
+	s.st.Mode = "normal"
+	return nil
+}
+
+// stepReply is axlr_step_done's answer to the model.
+type stepReply struct {
+	Accepted  bool                  `json:"accepted"`
+	Error     string                `json:"error,omitempty"`
+	Step      string                `json:"step,omitempty"`
+	Iteration int                   `json:"iteration,omitempty"`
+	Check     *contract.CheckRecord `json:"check,omitempty"`
+	Feedback  string                `json:"feedback,omitempty"`
+	Ignored   []string              `json:"ignored_fields,omitempty"`
+	NextStep  string                `json:"next_step,omitempty"`
+	Instr     string                `json:"instruction,omitempty"`
+	State     string                `json:"state,omitempty"`
+	Ceremony  string                `json:"ceremony,omitempty"`
+}
+
+func (r stepReply) text() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return `{"accepted":false,"error":"internal: reply not encoded"}`
+	}
+	return string(b)
+}
+
+// stepDone handles an axlr_step_done call: validate, approve the command,
+// check, complete, transition, claim the next step, answer the model.
+func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, approved bool) error {
+	cer := s.st.Ceremony
+	if !cer.Active() || cer.Step == "" {
+		return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Error: "no ceremony step is open in this session"}.text())
+	}
+	var hb HandBackResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityCeremonyHandBack, HandBackInput{
+		SessionID: s.st.Current(), CallKey: c.Key, Definition: cer.Definition, Step: cer.Step, Compact: cer.Compact,
+	}).Get(ctx, &hb)
+	if err != nil {
+		return fmt.Errorf("check hand-back of %s: %w", cer.Step, err)
+	}
+	if hb.Error != "" {
+		// Refused: MADE is untouched and the model is told why.
+		return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: hb.Error}.text())
+	}
+	st, _ := ceremonies.StepOf(cer.Definition, cer.Step)
+	reply := stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: hb.Ignored}
+	decision := contract.AutoApprove
+	if approved {
+		decision = contract.Approve
+	}
+	// What AXLR records beside the model's fields: the step's outcome
+	// (true, or what its check showed), the check, the revision.
+	recorded := map[string]any{st.Outcome: true}
+	var cmd *ceremonies.CheckCommand
+	switch st.Check {
+	case ceremonies.CheckReproduce, ceremonies.CheckBaseline:
+		if hb.NotReproducible {
+			recorded[st.Outcome], recorded["settled"] = false, true
+			break
+		}
+		if cer.Command == nil || !cer.Command.Equal(*hb.Command) {
+			if !approved {
+				return s.askCheck(c, rest, *hb.Command)
+			}
+			cer.Command = hb.Command
+		}
+		cmd = cer.Command
+	case ceremonies.CheckRerun:
+		if cer.Command == nil {
+			return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())
+		}
+		if hb.Command != nil && !hb.Command.Equal(*cer.Command) {
+			reply.Feedback = fmt.Sprintf("check_command %s ignored: AXLR reruns the accepted command %s. ", hb.Command, cer.Command)
+		}
+		cmd = cer.Command
+	}
+	if cmd != nil || st.Check == ceremonies.CheckRevision {
+		check, err := s.runCheck(ctx, fmt.Sprintf("%s:%s:%d", cer.InstanceID, cer.Step, cer.Iteration), cmd)
+		if err != nil {
+			return err
+		}
+		switch st.Check {
+		case ceremonies.CheckReproduce:
+			reproduced := check.ExitCode != 0
+			recorded[st.Outcome], recorded["settled"] = reproduced, reproduced
+			if !reproduced {
+				reply.Feedback += fmt.Sprintf("The command exited %d: the failure is not reproduced. ", check.ExitCode)
+			}
+		case ceremonies.CheckRerun:
+			recorded[st.Outcome] = check.ExitCode == 0
+			if check.ExitCode != 0 {
+				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", check.ExitCode)
+			}
+		case ceremonies.CheckRevision:
+			recorded["revision"], recorded["dirty"] = revisionOf(check)
+		}
+		if st.Check != ceremonies.CheckRevision {
+			recorded["check"] = check
+			reply.Check = s.shownCheck(check)
+		}
+	}
+	var v InstanceView
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+		SessionID: s.st.Current(), CallKey: c.Key, Definition: cer.Definition, InstanceID: cer.InstanceID,
+		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: recorded, Compact: cer.Compact,
+	}).Get(ctx, &v)
+	if err != nil {
+		return fmt.Errorf("complete step %s: %w", cer.Step, err)
+	}
+	rec := contract.StepRecord{Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)}
+	if ch, ok := recorded["check"].(contract.CheckRecord); ok {
+		rec.Check = &ch
+	}
+	cer.Records = append(cer.Records, rec)
+	s.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: s.st.Current(), Instance: cer.InstanceID, Step: cer.Step, Iteration: cer.Iteration, Status: contract.CallCompleted})
+	if err := s.advance(ctx, v, &reply); err != nil {
+		return err
+	}
+	return s.record(ctx, c, contract.CallCompleted, decision, reply.text())
+}
+
+// askCheck makes the step's check command wait for the person's approval:
+// the execution ends needs_decision with the command as the pending call.
+func (s *sessionRun) askCheck(c ModelCall, rest []ModelCall, cmd ceremonies.CheckCommand) error {
+	reason := "a check command needs the person's approval"
+	if s.st.Ceremony.Command != nil {
+		reason = "a changed check command needs the person's approval (accepted: " + s.st.Ceremony.Command.String() + ")"
+	}
+	s.st.Pending = &PendingState{Call: c, Queue: rest, Reason: reason, Check: &cmd}
+	s.setCall(ModelCall{Key: c.Key, CallID: c.CallID, Tool: CheckTool}, "", contract.CallPending)
+	args, _ := json.Marshal(cmd)
+	s.emit(contract.Event{Type: contract.EventDecisionRequired, SessionID: s.st.Current(), CallID: c.CallID, Tool: CheckTool, Arguments: args, Reason: reason})
+	return errPending
+}
+
+// runCheck runs a check command, or records the revision when cmd is nil.
+func (s *sessionRun) runCheck(ctx workflow.Context, key string, cmd *ceremonies.CheckCommand) (contract.CheckRecord, error) {
+	in := RunCheckInput{SessionID: s.st.Current(), Root: s.st.Root, Key: key}
+	if cmd != nil {
+		in.Command = *cmd
+	} else {
+		in.Key += ":revision"
+	}
+	var rec contract.CheckRecord
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CheckOptions), ActivityCeremonyRunCheck, in).Get(ctx, &rec); err != nil {
+		return rec, fmt.Errorf("run check %s: %w", key, err)
+	}
+	return rec, nil
+}
+
+// shownCheck is the check as the model reads it: the compact profile shows
+// the last 2 KiB of the output (MADE keeps the full evidence).
+func (s *sessionRun) shownCheck(c contract.CheckRecord) *contract.CheckRecord {
+	if s.st.Ceremony.Compact && len(c.OutputTail) > 2<<10 {
+		c.OutputTail = c.OutputTail[len(c.OutputTail)-2<<10:]
+	}
+	return &c
+}
+
+// revisionOf reads the revision check's output: HEAD on the first line,
+// then git status --porcelain.
+func revisionOf(c contract.CheckRecord) (string, string) {
+	head, dirty, _ := strings.Cut(c.OutputTail, "\n")
+	return strings.TrimSpace(head), dirty
+}
+
+// recordedForResult keeps what a result shows of a step's record: the
+// recorded fields without the check, which the record carries apart.
+func recordedForResult(recorded map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range recorded {
+		if k != "check" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// advance moves the instance on after a completion: the same step again
+// when it repeats, else the enabled transition and the next step's claim.
+func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {
+	cer := s.st.Ceremony
+	if st, ok := v.step(cer.Step); ok && st.Status == "pending" && st.Iteration > cer.Iteration {
+		reply.Feedback += fmt.Sprintf("Step %s continues: iteration %d.", cer.Step, st.Iteration)
+		return s.claim(ctx, cer.Step, st.Iteration, reply)
+	}
+	if len(v.Enabled) == 0 {
+		cer.State = v.State
+		reply.Feedback += "No transition is enabled: the ceremony waits for something outside AXLR (a person's approval)."
+		reply.State = v.State
+		cer.Step = ""
+		return nil
+	}
+	trigger := v.Enabled[0]
+	var next InstanceView
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+		InstanceID: cer.InstanceID, Trigger: trigger, From: v.State,
+	}).Get(ctx, &next)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", trigger, err)
+	}
+	s.emit(contract.Event{Type: contract.EventTransition, SessionID: s.st.Current(), Instance: cer.InstanceID, Trigger: trigger, State: next.State})
+	cer.State = next.State
+	reply.State = next.State
+	if next.Completed {
+		cer.Step, cer.Ended = "", true
+		s.st.Mode = "normal"
+		reply.Ceremony = next.State
+		reply.Feedback += fmt.Sprintf("The ceremony ended %s; the session is back in normal mode. Answer the person.", next.State)
+		return nil
+	}
+	if next.NextStep == "" {
+		cer.Step = ""
+		reply.Feedback += "The new state has no claimable step: the ceremony waits for something outside AXLR."
+		return nil
+	}
+	st, _ := next.step(next.NextStep)
+	return s.claim(ctx, next.NextStep, max(st.Iteration, 1), reply)
+}
+
+// claim claims a step and puts its instruction in the reply.
+func (s *sessionRun) claim(ctx workflow.Context, step string, iteration int, reply *stepReply) error {
+	cer := s.st.Ceremony
+	var v InstanceView
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
+		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, LeaseTTL: cer.StepTimeout,
+	}).Get(ctx, &v)
+	if err != nil {
+		return fmt.Errorf("claim %s: %w", step, err)
+	}
+	v.NextStep = step
+	s.claimed(ctx, v)
+	reply.NextStep, reply.Iteration, reply.Instr = step, cer.Iteration, cer.instruction()
+	return nil
+}
