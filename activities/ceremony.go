@@ -332,7 +332,8 @@ func (a *Ceremony) Transition(ctx context.Context, in workflows.TransitionInput)
 func madeError(op string, err error) error {
 	msg := op + ": " + err.Error()
 	switch {
-	case errors.Is(err, made.ErrUnavailable), errors.Is(err, made.ErrConflict):
+	case errors.Is(err, made.ErrUnavailable),
+		errors.Is(err, made.ErrConflict) && strings.Contains(err.Error(), "changed by someone else first"):
 		return fmt.Errorf("%s: %w", op, err)
 	case errors.Is(err, made.ErrInvalid):
 		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeBadRequest, err)

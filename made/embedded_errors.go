@@ -80,6 +80,7 @@ var messageKinds = []struct {
 }{
 	{prefixParse, KindNotPublishable},
 	{prefixNotPublishable, KindNotPublishable},
+	{"was changed by someone else first", KindConflict},
 	{prefixPublication, KindUnavailable},
 	{msgStoreFailed, KindUnavailable},
 	{msgClosed, KindUnavailable},

@@ -295,7 +295,7 @@ func (c *MCPClient) call(ctx context.Context, tool string, args map[string]any, 
 	}
 	text := mcpText(res)
 	if res.IsError {
-		return &Error{Kind: mcpErrorKind(text), Message: text}
+		return &Error{Kind: ClassifyMessage(text), Message: text}
 	}
 	payload := []byte(text)
 	if res.StructuredContent != nil {
