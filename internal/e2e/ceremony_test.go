@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -128,7 +129,7 @@ func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
 				Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\tif s == \"\" {\n\t\treturn 0, strconv.ErrSyntax\n\t}\n\treturn strconv.Atoi(s[:1])"}`}}}
 		}
-		return stepDone("p"+itoa(s.repairs), `{"summary": "tried again"}`)
+		return stepDone("p"+strconv.Itoa(s.repairs), `{"summary": "tried again"}`)
 	case !isReply && last.Role == "tool":
 		// After the edit.
 		return stepDone("p1", `{"summary": "Parse returns ErrSyntax for empty input"}`)
@@ -137,8 +138,6 @@ func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 	}
 	return agenttest.Reply{Text: "unexpected state"}
 }
-
-func itoa(n int) string { return string(rune('0' + n)) }
 
 // TestDebugCeremony runs /debug to COMPLETED: the first check waits for the
 // person (--decide approve), the failure reproduces, the fix makes go test
