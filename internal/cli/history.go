@@ -122,6 +122,7 @@ func LoadTrajectory(ctx context.Context, c client.Client, workflowID string) (*T
 func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConverter) []Step {
 	var steps []Step
 	scheduled := map[int64]int{} // activity scheduled event id -> step index
+	types := map[int64]string{}  // activity scheduled event id -> activity type
 	started := map[int64]time.Time{}
 	updates := map[string]int{} // update id -> step index
 	var since time.Time         // start of the current local activity
@@ -152,6 +153,7 @@ func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConv
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := ev.GetActivityTaskScheduledEventAttributes()
 			scheduled[ev.GetEventId()] = len(steps)
+			types[ev.GetEventId()] = a.GetActivityType().GetName()
 			steps = append(steps, Step{Time: at, RunID: runID, Kind: "activity", Name: shortName(a.GetActivityType().GetName()),
 				Detail: activityInput(a.GetActivityType().GetName(), a.GetInput(), dc), Outcome: "scheduled"})
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
@@ -164,7 +166,7 @@ func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConv
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := ev.GetActivityTaskCompletedEventAttributes()
 			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Outcome = activityOutcome(steps[i].Name, a.GetResult(), dc)
+				steps[i].Outcome = activityOutcome(types[a.GetScheduledEventId()], a.GetResult(), dc)
 				setDuration(&steps[i], started[a.GetScheduledEventId()], at)
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
@@ -306,8 +308,8 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 	return ""
 }
 
-func activityOutcome(name string, out *commonpb.Payloads, dc converter.DataConverter) string {
-	switch "session." + name {
+func activityOutcome(activityType string, out *commonpb.Payloads, dc converter.DataConverter) string {
+	switch activityType {
 	case workflows.ActivityModelRequest:
 		var r workflows.ModelRequestResult
 		if dc.FromPayloads(out, &r) == nil {

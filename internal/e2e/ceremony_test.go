@@ -201,6 +201,20 @@ func TestDebugCeremony(t *testing.T) {
 		t.Fatalf("go test after the ceremony: %v\n%s", err, out)
 	}
 
+	h := e.tui(ctx, "history", res.SessionID)
+	for _, want := range []string{
+		"activity ceremony.Start", "step reproduce claimed",
+		"local_activity ceremony.HandBack", "axlr_step_done", "accepted",
+		"activity ceremony.RunCheck", "go test ./...", "exit 1",
+		"activity ceremony.Complete", "step reproduce, iteration 1, completed",
+		"activity ceremony.Transition", "reproduced from REPRODUCE", "state DIAGNOSE",
+		"update decide", "approve the pending call",
+	} {
+		if !strings.Contains(h.stdout, want) {
+			t.Errorf("history lacks %q:\n%s", want, h.stdout)
+		}
+	}
+
 	// MADE holds every step completed once.
 	d.stop()
 	inst := madeInstance(t, e, c.InstanceID)
