@@ -138,6 +138,7 @@ func (a *Ceremony) claim(ctx context.Context, id, step string, iteration int, tt
 	}
 	v := view(inst)
 	v.NextStep = step
+	v.Action = fmt.Sprintf("claimed %s (iteration %d)", step, iteration)
 	return v, nil
 }
 
@@ -296,35 +297,45 @@ func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (wo
 			req.Error = "failed"
 		}
 	}
+	action := fmt.Sprintf("%s %s (iteration %d)", in.Status, in.Step, in.Iteration)
 	inst, err := a.Made.Complete(ctx, req)
 	if errors.Is(err, made.ErrNotInProgress) {
 		cur, gerr := a.Made.Get(ctx, in.InstanceID)
 		if gerr == nil {
 			if st, ok := cur.Step(in.Step); ok && (st.Iteration > in.Iteration || (st.Status != made.StepInProgress && st.Status != made.StepPending)) {
-				return view(cur), nil
+				v := view(cur)
+				v.Action = action + ", found done"
+				return v, nil
 			}
 		}
 	}
 	if err != nil {
 		return workflows.InstanceView{}, madeError(fmt.Sprintf("complete %s of %s", in.Step, in.InstanceID), err)
 	}
-	return view(inst), nil
+	v := view(inst)
+	v.Action = action
+	return v, nil
 }
 
 // Transition fires a trigger; a transition an earlier attempt applied (the
 // instance left the state) is taken as done.
 func (a *Ceremony) Transition(ctx context.Context, in workflows.TransitionInput) (workflows.InstanceView, error) {
+	action := fmt.Sprintf("applied %s from %s", in.Trigger, in.From)
 	inst, err := a.Made.ApplyTransition(ctx, made.TransitionRequest{CeremonyID: in.InstanceID, Trigger: in.Trigger, ActorKind: made.ActorService})
 	if errors.Is(err, made.ErrWrongState) || errors.Is(err, made.ErrTerminal) {
 		cur, gerr := a.Made.Get(ctx, in.InstanceID)
 		if gerr == nil && cur.CurrentState != in.From {
-			return view(cur), nil
+			v := view(cur)
+			v.Action = action + ", found done"
+			return v, nil
 		}
 	}
 	if err != nil {
 		return workflows.InstanceView{}, madeError(fmt.Sprintf("apply %s to %s", in.Trigger, in.InstanceID), err)
 	}
-	return view(inst), nil
+	v := view(inst)
+	v.Action = action
+	return v, nil
 }
 
 // madeError makes an engine error an activity error: refusals are final,

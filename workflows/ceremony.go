@@ -151,8 +151,11 @@ type CeremonyStartResult struct {
 	Instance     InstanceView      `json:"instance"`
 }
 
-// InstanceView is the compact projection the driver decides with.
+// InstanceView is the compact projection the driver decides with. Action
+// says what the verb did, so the local activity's marker in history reads
+// by itself.
 type InstanceView struct {
+	Action     string     `json:"action,omitempty"`
 	InstanceID string     `json:"instance_id"`
 	State      string     `json:"state"`
 	Completed  bool       `json:"completed"`
@@ -243,9 +246,11 @@ type AppendNoteInput struct {
 	Text      string `json:"text"`
 }
 
-// CeremonyOptions are the options of the MADE activities: quick calls to a
-// local engine, retried; a refusal is not retried.
-var CeremonyOptions = workflow.ActivityOptions{
+// CeremonyOptions are the options of the MADE verbs: short calls to the
+// host's engine (embedded, or the made-mcp child), run as local activities
+// (each is idempotent on its key, so a replay after a crash finds what the
+// first run did); an unreachable engine is retried, a refusal is not.
+var CeremonyOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: time.Minute,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:        time.Second,
@@ -279,7 +284,7 @@ func (s *sessionRun) startCeremony(ctx workflow.Context, mode, prompt string) er
 	def, _ := ceremonies.ForMode(mode)
 	id := fmt.Sprintf("axlr-%s-%d", s.st.Current(), workflow.Now(ctx).Unix())
 	var res CeremonyStartResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, CeremonyStartInput{
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, CeremonyStartInput{
 		Mode: mode, InstanceID: id, SessionID: s.st.Current(),
 		Context: map[string]any{def.BriefInput: prompt, "workspace": s.st.Root},
 	}).Get(ctx, &res)
@@ -435,7 +440,7 @@ func (s *sessionRun) answeredWithStepOpen(ctx workflow.Context, text string) (bo
 func (s *sessionRun) stopCeremony(ctx workflow.Context, why, detail, status string) error {
 	c := s.st.Ceremony
 	var v InstanceView
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
 		SessionID: s.st.Current(), Definition: c.Definition, InstanceID: c.InstanceID, Step: c.Step, Iteration: c.Iteration,
 		Status: status, Recorded: map[string]any{"reason": why, "detail": detail},
 	}).Get(ctx, &v)
@@ -548,7 +553,7 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 		}
 	}
 	var v InstanceView
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
 		SessionID: s.st.Current(), CallKey: c.Key, Definition: cer.Definition, InstanceID: cer.InstanceID,
 		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: recorded, Compact: cer.Compact,
 	}).Get(ctx, &v)
@@ -641,7 +646,7 @@ func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepRe
 	}
 	trigger := v.Enabled[0]
 	var next InstanceView
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
 		InstanceID: cer.InstanceID, Trigger: trigger, From: v.State,
 	}).Get(ctx, &next)
 	if err != nil {
@@ -670,7 +675,7 @@ func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepRe
 func (s *sessionRun) claim(ctx workflow.Context, step string, iteration int, reply *stepReply) error {
 	cer := s.st.Ceremony
 	var v InstanceView
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
 		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, LeaseTTL: cer.StepTimeout,
 	}).Get(ctx, &v)
 	if err != nil {

@@ -398,6 +398,17 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 		if dc.FromPayloads(out, &r) == nil {
 			return fmt.Sprintf("%s call %s", r.Tool, r.CallID), string(r.Status)
 		}
+	case workflows.ActivityCeremonyStart:
+		var r workflows.CeremonyStartResult
+		if dc.FromPayloads(out, &r) == nil {
+			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.Instance.InstanceID),
+				fmt.Sprintf("%s, step %s claimed", r.Instance.State, r.Instance.NextStep)
+		}
+	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition:
+		var r workflows.InstanceView
+		if dc.FromPayloads(out, &r) == nil {
+			return r.Action, instanceOutcome(r)
+		}
 	case workflows.ActivityCeremonyHandBack:
 		var r workflows.HandBackResult
 		if dc.FromPayloads(out, &r) == nil {

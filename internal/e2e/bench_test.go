@@ -19,6 +19,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/cli"
 	"github.com/underpass-ai/axlr/internal/daemon"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
@@ -296,3 +297,91 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
+
+// BenchmarkCeremonyStep measures a ceremony step's orchestration on the
+// embedded server — claim, a zero-latency model request that hands the step
+// back, the check (`true`), completion and transition — over /delivery's
+// three steps, read from workflow history between the approval of the
+// first check and the last transition.
+func BenchmarkCeremonyStep(b *testing.B) {
+	_, _, c := benchEnv(b, func(req agenttest.Request) agenttest.Reply {
+		r, isReply := lastReply(req)
+		switch {
+		case !isReply:
+			return stepDone("b", `{"criteria": "c", "scope": "s", "check_command": {"program": "true"}}`)
+		case r.NextStep == "build":
+			return stepDone("u", `{"summary": "done"}`)
+		case r.NextStep == "integrate":
+			return stepDone("i", `{"report": "r", "summary_en": "s"}`)
+		}
+		return agenttest.Reply{Text: "delivered"}
+	})
+	root := b.TempDir()
+	ctx := context.Background()
+	var total time.Duration
+	steps := 0
+	for range b.N {
+		sid, _ := session.NewID()
+		wid := workflows.SessionWorkflowID(sid)
+		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.HostTaskQueue("e2e"),
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: "e2e"})
+		eid, _ := session.NewID()
+		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID: eid, UpdateName: workflows.UpdateExecute, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: "deliver", Root: root, Mode: "delivery", Approval: policy.ApproveLocal}},
+		}})
+		if err != nil || h.Get(ctx, nil) != nil {
+			b.Fatalf("execute: %v", err)
+		}
+		waitResult(b, c, wid, eid)
+		did, _ := session.NewID()
+		dh, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wid, UpdateID: did, UpdateName: workflows.UpdateDecide,
+			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{workflows.DecideRequest{ExecutionID: did, Decision: contract.Approve}}})
+		if err != nil || dh.Get(ctx, nil) != nil {
+			b.Fatalf("decide: %v", err)
+		}
+		if r := waitResult(b, c, wid, did); r.Ceremony == nil || r.Ceremony.State != "COMPLETED" {
+			b.Fatalf("ceremony %+v", r.Ceremony)
+		}
+		from, to := ceremonySpan(b, c, wid)
+		total += to.Sub(from)
+		steps += 3
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(steps), "ms/step")
+}
+
+func waitResult(b *testing.B, c client.Client, wid, eid string) *contract.Result {
+	for {
+		v, err := c.QueryWorkflow(context.Background(), wid, "", workflows.QueryProgress, workflows.ProgressQuery{ExecutionID: eid, After: 1 << 30})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var p workflows.Progress
+		if err := v.Get(&p); err != nil {
+			b.Fatal(err)
+		}
+		if p.Result != nil {
+			return p.Result
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ceremonySpan reads, from history, when the decide update was accepted and
+// when the last transition was recorded.
+func ceremonySpan(b *testing.B, c client.Client, wid string) (time.Time, time.Time) {
+	t, err := cli.LoadTrajectory(context.Background(), c, wid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var from, to time.Time
+	for _, s := range t.Steps {
+		switch {
+		case s.Kind == "update" && s.Name == workflows.UpdateDecide:
+			from = s.Time
+		case s.Name == workflows.ActivityCeremonyTransition:
+			to = s.Time
+		}
+	}
+	return from, to
+}

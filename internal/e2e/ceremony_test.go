@@ -203,11 +203,12 @@ func TestDebugCeremony(t *testing.T) {
 
 	h := e.tui(ctx, "history", res.SessionID)
 	for _, want := range []string{
-		"activity ceremony.Start", "step reproduce claimed",
+		"local_activity ceremony.Start", "REPRODUCE, step reproduce claimed",
 		"local_activity ceremony.HandBack", "axlr_step_done", "accepted",
 		"activity ceremony.RunCheck", "go test ./...", "exit 1",
-		"activity ceremony.Complete", "step reproduce, iteration 1, completed",
-		"activity ceremony.Transition", "reproduced from REPRODUCE", "state DIAGNOSE",
+		"local_activity ceremony.Complete", "completed reproduce (iteration 1)",
+		"local_activity ceremony.Transition", "applied reproduced from REPRODUCE", "state DIAGNOSE",
+		"local_activity ceremony.Claim", "claimed diagnose (iteration 1)",
 		"update decide", "approve the pending call",
 	} {
 		if !strings.Contains(h.stdout, want) {
