@@ -376,7 +376,11 @@ func (s *sessionRun) beforeRequest(ctx workflow.Context) error {
 		return nil
 	}
 	if workflow.Now(ctx).After(c.Deadline) {
-		return s.stopCeremony(ctx, StoppedTimeout, fmt.Sprintf("step %s passed its %s timeout", c.Step, c.StepTimeout), "failed")
+		step := c.Step
+		if err := s.stopCeremony(ctx, StoppedTimeout, fmt.Sprintf("step %s passed its %s timeout", step, c.StepTimeout), "failed"); err != nil {
+			return err
+		}
+		return s.note(ctx, "timeout", fmt.Sprintf("[AXLR] Step %s passed its %s timeout: the ceremony %s was stopped and the session is back in normal mode. Answer the person.", step, c.StepTimeout, c.InstanceID))
 	}
 	budget := c.budget()
 	switch left := budget - c.Calls; {

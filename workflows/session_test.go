@@ -46,6 +46,7 @@ type scripted struct {
 	ran      []ToolCallInput
 	recorded []RecordToolResultInput
 	finished []FinishExecutionInput
+	notes    []string
 	next     int
 }
 
@@ -136,6 +137,7 @@ func (s *scripted) FinishExecution(_ context.Context, in FinishExecutionInput) (
 	if in.Pending != nil {
 		r.Pending = &contract.PendingCall{CallID: in.Pending.CallID, Tool: in.Pending.Tool, Arguments: json.RawMessage(`{}`)}
 	}
+	r.Ceremony = in.Ceremony
 	return r, nil
 }
 

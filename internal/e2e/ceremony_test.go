@@ -201,6 +201,7 @@ func TestDebugCeremony(t *testing.T) {
 		t.Fatalf("go test after the ceremony: %v\n%s", err, out)
 	}
 
+	captureHistory(t, e, res.SessionID, "session_debug")
 	h := e.tui(ctx, "history", res.SessionID)
 	for _, want := range []string{
 		"local_activity ceremony.Start", "REPRODUCE, step reproduce claimed",
@@ -250,4 +251,33 @@ func madeInstance(t *testing.T, e *env, id string) made.Instance {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// TestDebugCeremonyOverMCP runs /debug with axlrd driving a made-mcp child
+// process over stdio MCP (made.command in settings): the same ceremony, the
+// real MCP client, made-mcp's tool names and payloads.
+func TestDebugCeremonyOverMCP(t *testing.T) {
+	script := &debugScript{fixWorks: true}
+	model := agenttest.NewServer(t, script.reply)
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	settings, _ := json.Marshal(map[string]any{"model": "m", "made": map[string]any{
+		"command": os.Args[0], "env": map[string]string{madeEnv: "1"}}})
+	e.writeSettings(string(settings))
+	d := e.start()
+	res := runCeremony(t, e, "debug", "TestParse fails on empty input")
+	c := res.Ceremony
+	if res.Status != contract.Completed || c == nil || c.State != "COMPLETED" || stepNames(c) != "reproduce,diagnose,repair,integrate" {
+		t.Fatalf("result %+v ceremony %+v\n%s", res, c, d.logs)
+	}
+	d.stop()
+	eng, err := made.OpenEmbedded(filepath.Join(e.stateDir, "made", "served"), made.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	inst, err := eng.Get(context.Background(), c.InstanceID)
+	if err != nil || inst.CurrentState != "COMPLETED" {
+		t.Fatalf("the made-mcp child's store: %+v %v", inst.CurrentState, err)
+	}
 }

@@ -22,19 +22,50 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/cli"
 	"github.com/underpass-ai/axlr/internal/daemon"
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/madetest"
 )
 
 // daemonEnv, set to 1, makes this test binary run axlrd's Main.
 const daemonEnv = "AXLR_E2E_DAEMON"
 
+// madeEnv, set to 1, makes this test binary a made-mcp: the embedded MADE
+// engine served over stdio MCP under made-mcp's tool names, in the
+// directory of MADE_MCP_REDB_PATH.
+const madeEnv = "AXLR_E2E_MADE"
+
 func TestMain(m *testing.M) {
-	if os.Getenv(daemonEnv) == "1" {
+	switch {
+	case os.Getenv(daemonEnv) == "1":
 		os.Exit(daemon.Main(os.Args[1:], os.Stdout, os.Stderr))
+	case os.Getenv(madeEnv) == "1":
+		os.Exit(fakeMadeMCP())
 	}
 	os.Exit(m.Run())
+}
+
+func fakeMadeMCP() int {
+	path := os.Getenv("MADE_MCP_REDB_PATH")
+	if path == "" || os.Getenv("MADE_MCP_BACKEND") != "embedded" {
+		fmt.Fprintln(os.Stderr, "MADE_MCP_REDB_PATH is required for the embedded backend")
+		return 2
+	}
+	eng, err := made.OpenEmbedded(filepath.Join(filepath.Dir(path), "served"), made.EmbeddedOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer eng.Close()
+	if err := madetest.NewServer(eng).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // env is a test's environment: the daemon's and axlr-tui's.
