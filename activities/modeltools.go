@@ -97,8 +97,10 @@ func withWhy(schema json.RawMessage) json.RawMessage {
 }
 
 // toolArgs strips the model-only "why" and returns the arguments the
-// workspace tool takes.
-func toolArgs(raw string) (json.RawMessage, error) {
+// workspace tool takes; unquote removes one layer of wrapping quotes from
+// local_exec's program and args (the compact profile's repair of a small
+// model's malformed call).
+func toolArgs(raw string, unquote bool) (json.RawMessage, error) {
 	if strings.TrimSpace(raw) == "" {
 		raw = "{}"
 	}
@@ -112,16 +114,51 @@ func toolArgs(raw string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("the arguments hold more than one JSON value")
 	}
 	delete(obj, "why")
+	if unquote {
+		unquoteExec(obj)
+	}
 	return json.Marshal(obj)
+}
+
+// quotePairs are the wrapping quotes a small model puts around a program or
+// an argument.
+var quotePairs = [][2]string{{"`", "`"}, {"«", "»"}, {"“", "”"}, {"‘", "’"}, {`"`, `"`}, {"'", "'"}, {"<", ">"}}
+
+func unwrapQuotes(s string) string {
+	for _, q := range quotePairs {
+		if len(s) >= len(q[0])+len(q[1]) && strings.HasPrefix(s, q[0]) && strings.HasSuffix(s, q[1]) {
+			return s[len(q[0]) : len(s)-len(q[1])]
+		}
+	}
+	return s
+}
+
+// unquoteExec unwraps local_exec's program and each argument, in place.
+func unquoteExec(obj map[string]json.RawMessage) {
+	var program string
+	if json.Unmarshal(obj["program"], &program) == nil {
+		obj["program"], _ = json.Marshal(unwrapQuotes(program))
+	}
+	var args []string
+	if json.Unmarshal(obj["args"], &args) == nil && args != nil {
+		for i, a := range args {
+			args[i] = unwrapQuotes(a)
+		}
+		obj["args"], _ = json.Marshal(args)
+	}
 }
 
 // inspectCall turns a saved tool call into the workflow's view of it: the
 // arguments as the policy sees them, a preview for events, and the checks
 // that read no file.
-func inspectCall(key string, tc agent.ToolCall) workflows.ModelCall {
+func inspectCall(key string, tc agent.ToolCall, compact bool) workflows.ModelCall {
 	mc := workflows.ModelCall{Key: key, CallID: tc.ID, Tool: tc.Name}
+	unquote := compact && tc.Name == modelPrefix+tools.Exec
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(orEmptyObject(tc.Arguments)), &obj); err == nil && obj != nil {
+		if unquote {
+			unquoteExec(obj)
+		}
 		mc.Args = policyArgs(obj)
 		mc.Preview = preview(obj)
 	}
@@ -134,7 +171,7 @@ func inspectCall(key string, tc agent.ToolCall) workflows.ModelCall {
 		mc.Invalid = fmt.Sprintf("unknown tool %q: the tools are %s", tc.Name, strings.Join(workflows.LocalTools, ", "))
 		return mc
 	}
-	args, err := toolArgs(tc.Arguments)
+	args, err := toolArgs(tc.Arguments, unquote)
 	if err != nil {
 		mc.Invalid = "invalid arguments: " + err.Error()
 		return mc

@@ -95,6 +95,13 @@ func (w *Workspaces) Close() error {
 	return errors.Join(errs...)
 }
 
+// The compact profile's context: an 80 KiB ceiling and 8 KiB per tool
+// result.
+const (
+	CompactCeiling     = 80 << 10
+	CompactResultBytes = 8 << 10
+)
+
 // Limits of what the workflow sees of a call's arguments.
 const (
 	// ArgLimit cuts each argument's text before it reaches the policy.
@@ -161,17 +168,23 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 // session. A response already saved for that revision is returned without
 // calling the provider.
 func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInput) (workflows.ModelRequestResult, error) {
+	compact := in.StepDone != nil && in.StepDone.Compact
 	log, err := a.open(in.SessionID)
 	if err != nil {
 		return workflows.ModelRequestResult{}, err
 	}
 	if ev, ok := log.ByKey(keyResponse(in.Revision)); ok {
-		return a.responseResult(ev)
+		return a.responseResult(ev, compact)
 	}
 	if n := log.Len(); n != in.Revision {
 		return workflows.ModelRequestResult{}, diverged(in.SessionID, n, in.Revision)
 	}
-	msgs, full, err := a.transcripts.get(log, in.ContextCap)
+	capTokens, resultLimit := in.ContextCap, 0
+	if compact {
+		capTokens = min(cmp.Or(capTokens, CompactCeiling/bytesPerToken), CompactCeiling/bytesPerToken)
+		resultLimit = CompactResultBytes
+	}
+	msgs, full, err := a.transcripts.get(log, capTokens, resultLimit)
 	if err != nil {
 		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
 	}
@@ -229,11 +242,11 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	if err != nil {
 		return workflows.ModelRequestResult{}, fmt.Errorf("save response of session %s: %w", in.SessionID, err)
 	}
-	return a.responseResult(ev)
+	return a.responseResult(ev, compact)
 }
 
 // responseResult builds the workflow's compact view of a saved response.
-func (a *Session) responseResult(ev session.Event) (workflows.ModelRequestResult, error) {
+func (a *Session) responseResult(ev session.Event, compact bool) (workflows.ModelRequestResult, error) {
 	d, err := decode[messageData](ev)
 	if err != nil {
 		return workflows.ModelRequestResult{}, err
@@ -247,7 +260,7 @@ func (a *Session) responseResult(ev session.Event) (workflows.ModelRequestResult
 		res.Usage = ledger(*d.Usage)
 	}
 	for i, tc := range d.Message.ToolCalls {
-		res.Calls = append(res.Calls, inspectCall(fmt.Sprintf("%d.%d", ev.Seq, i), tc))
+		res.Calls = append(res.Calls, inspectCall(fmt.Sprintf("%d.%d", ev.Seq, i), tc, compact))
 	}
 	return res, nil
 }
@@ -299,7 +312,7 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 	if err != nil {
 		return workflows.ToolCallResult{}, err
 	}
-	args, err := toolArgs(tc.Arguments)
+	args, err := toolArgs(tc.Arguments, name == tools.Exec && in.Compact)
 	if err != nil {
 		return result(contract.CallFailed, toolError("invalid_request", err.Error()))
 	}
@@ -344,6 +357,21 @@ func (a *Session) RecordToolResult(ctx context.Context, in workflows.RecordToolR
 		return workflows.RecordToolResultResult{}, err
 	}
 	return workflows.RecordToolResultResult{Revision: ev.Seq + 1, CallID: in.CallID, Tool: in.Tool, Status: in.Status}, nil
+}
+
+// ResetView starts the model's view of a session afresh from a ledger
+// (a compact ceremony step): the next request carries the system prompt and
+// the ledger only; the log keeps everything. Saved once per key.
+func (a *Session) ResetView(ctx context.Context, in workflows.AppendNoteInput) (workflows.RecordToolResultResult, error) {
+	log, err := a.open(in.SessionID)
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	ev, err := appendEvent(log, evView, in.Key, messageData{Message: agent.Message{Role: "user", Content: in.Text}})
+	if err != nil {
+		return workflows.RecordToolResultResult{}, err
+	}
+	return workflows.RecordToolResultResult{Revision: max(log.Len(), ev.Seq+1)}, nil
 }
 
 // AppendNote appends an [AXLR] note of the console to the transcript, on

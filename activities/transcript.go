@@ -18,6 +18,10 @@ const (
 	evStarted   = "tool.started"
 	evContinued = "session.continued"
 	evResult    = "execution.result"
+	// evView starts the model's view of the transcript afresh: the system
+	// prompt, then the event's text (a compact ceremony step's ledger). The
+	// log keeps everything before it.
+	evView = "transcript.view"
 )
 
 // Idempotency keys of a session log.
@@ -90,6 +94,7 @@ const interruptedResult = "no result: the execution was interrupted around this 
 type builder struct {
 	// events is how many events were added.
 	events int
+	system *agent.Message
 	msgs   []agent.Message
 	// open holds the call ids of the last assistant message still without
 	// a result.
@@ -106,6 +111,19 @@ type builder struct {
 func (b *builder) add(events []session.Event) error {
 	for _, ev := range events {
 		b.events++
+		if ev.Type == evView {
+			d, err := decode[messageData](ev)
+			if err != nil {
+				return err
+			}
+			b.msgs, b.open = nil, nil
+			if b.system != nil {
+				b.msgs = append(b.msgs, *b.system)
+			}
+			b.msgs = append(b.msgs, d.Message)
+			b.used, b.since, b.size = 0, 0, int64(len(ev.Data))
+			continue
+		}
 		if ev.Type != evMessage {
 			continue
 		}
@@ -116,6 +134,9 @@ func (b *builder) add(events []session.Event) error {
 		m := d.Message
 		m.Reasoning = ""
 		b.measure(m, d.Usage, int64(len(ev.Data)))
+		if m.Role == "system" && b.system == nil {
+			b.system = &m
+		}
 		switch m.Role {
 		case "tool":
 			idx := slices.Index(b.open, m.ToolCallID)
@@ -178,9 +199,17 @@ func (b *builder) flush() {
 
 // messages returns the transcript: a tool call without a recorded result
 // gets interruptedResult right after its message, so the transcript stays
-// valid for any provider.
-func (b *builder) messages() []agent.Message {
+// valid for any provider. resultLimit, when positive, cuts each tool result
+// (the compact profile's 8 KiB).
+func (b *builder) messages(resultLimit int) []agent.Message {
 	out := slices.Clone(b.msgs)
+	if resultLimit > 0 {
+		for i, m := range out {
+			if m.Role == "tool" && len(m.Content) > resultLimit {
+				out[i].Content = cutUTF8(m.Content, resultLimit) + fmt.Sprintf("\n[AXLR] result cut to %d of %d bytes", resultLimit, len(m.Content))
+			}
+		}
+	}
 	for _, id := range b.open {
 		out = append(out, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
 	}
@@ -199,8 +228,9 @@ type transcripts struct {
 const maxCachedTranscripts = 32
 
 // get returns the transcript of a log, extending the cached one, and
-// whether it is past a context cap of limit tokens (0: no cap).
-func (c *transcripts) get(log *session.Log, limit int) ([]agent.Message, bool, error) {
+// whether it is past a context cap of limit tokens (0: no cap); resultLimit
+// cuts tool results (0: whole).
+func (c *transcripts) get(log *session.Log, limit, resultLimit int) ([]agent.Message, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byID == nil {
@@ -221,5 +251,5 @@ func (c *transcripts) get(log *session.Log, limit int) ([]agent.Message, bool, e
 		delete(c.byID, c.order[0])
 		c.order = c.order[1:]
 	}
-	return b.messages(), b.pastCap(limit), nil
+	return b.messages(resultLimit), b.pastCap(limit), nil
 }

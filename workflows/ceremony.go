@@ -40,6 +40,7 @@ const (
 	ActivityCeremonyComplete   = "ceremony.Complete"
 	ActivityCeremonyTransition = "ceremony.Transition"
 	ActivityAppendNote         = "session.AppendNote"
+	ActivityResetView          = "session.ResetView"
 )
 
 // Limits of the driver.
@@ -112,6 +113,9 @@ type CeremonyState struct {
 	Execution string `json:"execution"`
 	// Notes counts the notes appended, for their idempotency keys.
 	Notes int `json:"notes"`
+	// Brief is the person's request that began the ceremony (the compact
+	// profile's ledger starts with it).
+	Brief string `json:"brief,omitempty"`
 }
 
 // Active reports whether the ceremony still drives the session.
@@ -295,7 +299,7 @@ func (s *sessionRun) startCeremony(ctx workflow.Context, mode, prompt string) er
 	s.st.Ceremony = &CeremonyState{
 		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
 		Compact:      t.CeremonyProfile == "compact" || (t.CeremonyProfile != "standard" && t.ContextCap > 0 && t.ContextCap <= CompactWindow),
-		Instructions: res.Instructions, StepTimeout: res.StepTimeout,
+		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt,
 	}
 	s.st.Mode = mode
 	s.claimed(ctx, res.Instance)
@@ -499,6 +503,7 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 		// Refused: MADE is untouched and the model is told why.
 		return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: hb.Error}.text())
 	}
+	handedBack := cer.Step
 	st, _ := ceremonies.StepOf(cer.Definition, cer.Step)
 	reply := stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: hb.Ignored}
 	decision := contract.AutoApprove
@@ -573,7 +578,42 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 	if err := s.advance(ctx, v, &reply); err != nil {
 		return err
 	}
-	return s.record(ctx, c, contract.CallCompleted, decision, reply.text())
+	if err := s.record(ctx, c, contract.CallCompleted, decision, reply.text()); err != nil {
+		return err
+	}
+	if cer.Compact && cer.Active() && cer.Step != "" && cer.Step != handedBack {
+		// The compact profile starts each step from a ledger, not from the
+		// whole transcript.
+		return s.resetView(ctx, reply.text())
+	}
+	return nil
+}
+
+// resetView makes the model's next request start from the ledger: the
+// request that began the ceremony, one line per accepted step, then the
+// hand-back that opened the step.
+func (s *sessionRun) resetView(ctx workflow.Context, opening string) error {
+	c := s.st.Ceremony
+	var b strings.Builder
+	fmt.Fprintf(&b, "[AXLR] Ceremony %s %s (instance %s), compact profile: the ledger so far.\n\nThe person's request:\n%s\n\nAccepted steps:\n", c.Definition, c.Version, c.InstanceID, c.Brief)
+	for _, r := range c.Records {
+		fmt.Fprintf(&b, "- %s (iteration %d): %s", r.Step, r.Iteration, r.Status)
+		if r.Check != nil {
+			fmt.Fprintf(&b, "; check %s exited %d", (ceremonies.CheckCommand{Program: r.Check.Program, Args: r.Check.Args}).String(), r.Check.ExitCode)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nThe hand-back that opened step %s:\n%s\n\n%s", c.Step, opening, c.stepNote(false))
+	c.Notes++
+	var res RecordToolResultResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityResetView, AppendNoteInput{
+		SessionID: s.st.Current(), Key: fmt.Sprintf("view:%s:%d", c.InstanceID, c.Notes), Text: b.String(),
+	}).Get(ctx, &res)
+	if err != nil {
+		return fmt.Errorf("start step %s from its ledger: %w", c.Step, err)
+	}
+	s.st.Revision = res.Revision
+	return nil
 }
 
 // askCheck makes the step's check command wait for the person's approval:

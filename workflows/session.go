@@ -349,6 +349,8 @@ type ToolCallInput struct {
 	CallID    string            `json:"call_id"`
 	Tool      string            `json:"tool"`
 	Decision  contract.Decision `json:"decision"`
+	// Compact applies the compact profile's repairs to local_exec.
+	Compact bool `json:"compact,omitempty"`
 }
 
 // ToolCallResult is a call's outcome. It names the call, so a local

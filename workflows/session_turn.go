@@ -346,6 +346,9 @@ func (s *sessionRun) handleCall(ctx workflow.Context, c ModelCall, rest []ModelC
 func (s *sessionRun) runTool(ctx workflow.Context, c ModelCall, decision contract.Decision) error {
 	idx := s.setCall(c, decision, contract.CallPending)
 	in := ToolCallInput{SessionID: s.st.Current(), Root: s.st.Root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision}
+	if cer := s.st.Ceremony; cer.Active() && cer.Compact {
+		in.Compact = true
+	}
 	var f workflow.Future
 	if c.Tool == "local_exec" {
 		f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ExecOptions), ActivityToolCall, in)

@@ -116,14 +116,19 @@ func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 	defer s.mu.Unlock()
 	r, isReply := lastReply(req)
 	last := req.Messages[len(req.Messages)-1]
+	next := r.NextStep
+	if !isReply && last.Role == "user" {
+		// A console note, or a compact step's ledger: both name the step.
+		next = openStep(last.Content)
+	}
 	switch {
-	case !isReply && last.Role == "user" && strings.Contains(last.Content, "current step: reproduce"):
+	case next == "reproduce":
 		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "./..."]}, "expected": "ok", "observed": "panic: slice bounds out of range"}`)
 	case isReply && r.Ceremony != "":
 		return agenttest.Reply{Text: "The ceremony ended " + r.Ceremony + "."}
-	case isReply && r.NextStep == "diagnose":
+	case next == "diagnose":
 		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go: strconv.Atoi(s[:1])", "proposed_fix": "return an error for empty input"}`)
-	case isReply && r.NextStep == "repair":
+	case next == "repair":
 		s.repairs++
 		if s.fixWorks {
 			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
@@ -133,10 +138,20 @@ func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 	case !isReply && last.Role == "tool":
 		// After the edit.
 		return stepDone("p1", `{"summary": "Parse returns ErrSyntax for empty input"}`)
-	case isReply && r.NextStep == "integrate":
+	case next == "integrate":
 		return stepDone("i1", `{"report": "TestParse panicked on empty input; Parse now returns an error; go test passes", "summary_en": "Fixed Parse on empty input."}`)
 	}
 	return agenttest.Reply{Text: "unexpected state"}
+}
+
+// openStep reads the open step from a console note ("current step: X (").
+func openStep(note string) string {
+	_, after, ok := strings.Cut(note, "current step: ")
+	if !ok {
+		return ""
+	}
+	step, _, _ := strings.Cut(after, " ")
+	return step
 }
 
 // TestDebugCeremony runs /debug to COMPLETED: the first check waits for the
@@ -279,5 +294,47 @@ func TestDebugCeremonyOverMCP(t *testing.T) {
 	inst, err := eng.Get(context.Background(), c.InstanceID)
 	if err != nil || inst.CurrentState != "COMPLETED" {
 		t.Fatalf("the made-mcp child's store: %+v %v", inst.CurrentState, err)
+	}
+}
+
+// TestCompactDebug runs /debug under the compact profile: each step after
+// the first starts from a ledger (the system prompt and one message),
+// axlr_step_done offers the step's fields only, reproduce and diagnose
+// cannot write, and the ceremony completes.
+func TestCompactDebug(t *testing.T) {
+	script := &debugScript{fixWorks: true}
+	model := agenttest.NewServer(t, script.reply)
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m", "ceremonies": {"profile": "compact"}}`)
+	e.start()
+	res := runCeremony(t, e, "debug", "TestParse fails on empty input")
+	if c := res.Ceremony; res.Status != contract.Completed || c == nil || c.State != "COMPLETED" {
+		t.Fatalf("result %+v ceremony %+v", res, c)
+	}
+	var diagnose *agenttest.Request
+	for _, req := range model.Requests() {
+		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "current step: diagnose") {
+			diagnose = &req
+			break
+		}
+	}
+	if diagnose == nil {
+		t.Fatal("no request for diagnose")
+	}
+	if len(diagnose.Messages) != 2 || diagnose.Messages[0].Role != "system" ||
+		!strings.Contains(diagnose.Messages[1].Content, "- reproduce (iteration 1): completed; check go test ./... exited 1") ||
+		!strings.Contains(diagnose.Messages[1].Content, "The person's request:\nTestParse fails on empty input") {
+		t.Fatalf("diagnose starts from %d messages:\n%+v", len(diagnose.Messages), diagnose.Messages)
+	}
+	var names []string
+	for _, tool := range diagnose.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == "axlr_step_done" && (!strings.Contains(string(tool.Parameters), "root_cause") || strings.Contains(string(tool.Parameters), "check_command")) {
+			t.Errorf("compact axlr_step_done for diagnose: %s", tool.Parameters)
+		}
+	}
+	if strings.Contains(strings.Join(names, ","), "local_write") {
+		t.Errorf("diagnose offers %v", names)
 	}
 }
