@@ -439,3 +439,18 @@ func TestPastCap(t *testing.T) {
 		})
 	}
 }
+
+func TestCompactUnquotesExec(t *testing.T) {
+	c := inspectCall("1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\", \"args\": [\"“test”\", \"'./...'\", \"plain\"]}"}, true)
+	if c.Invalid != "" || c.Args["program"].Text != "go" || c.Args["args"].Text != `["test","./...","plain"]` {
+		t.Fatalf("compact call %+v", c)
+	}
+	std := inspectCall("1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\"}"}, false)
+	if std.Args["program"].Text != "`go`" {
+		t.Fatalf("the standard profile runs a call as sent: %+v", std.Args)
+	}
+	args, err := toolArgs(`{"program": "«ls»", "args": ["<-la>"], "why": "look"}`, true)
+	if err != nil || string(args) != `{"args":["-la"],"program":"ls"}` {
+		t.Fatalf("toolArgs %s %v", args, err)
+	}
+}
