@@ -43,7 +43,7 @@ const (
 const DefaultTemporalAddress = "127.0.0.1:7233"
 
 const usage = `Usage:
-  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR] [--mode normal]
+  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR] [--mode normal|debug|delivery]
            [--approve none|local|all] [--session ID] [--policy FILE] [--json]
   axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
            [--policy FILE] [--json]
