@@ -363,26 +363,24 @@ func (a *Session) RecordToolResult(ctx context.Context, in workflows.RecordToolR
 // (a compact ceremony step): the next request carries the system prompt and
 // the ledger only; the log keeps everything. Saved once per key.
 func (a *Session) ResetView(ctx context.Context, in workflows.AppendNoteInput) (workflows.RecordToolResultResult, error) {
-	log, err := a.open(in.SessionID)
-	if err != nil {
-		return workflows.RecordToolResultResult{}, err
-	}
-	ev, err := appendEvent(log, evView, in.Key, messageData{Message: agent.Message{Role: "user", Content: in.Text}})
-	if err != nil {
-		return workflows.RecordToolResultResult{}, err
-	}
-	return workflows.RecordToolResultResult{Revision: max(log.Len(), ev.Seq+1)}, nil
+	return a.appendConsole(in, evView)
 }
 
 // AppendNote appends an [AXLR] note of the console to the transcript, on
 // the person's side of the conversation: the model reads it with its next
 // request. It is saved once per key.
 func (a *Session) AppendNote(ctx context.Context, in workflows.AppendNoteInput) (workflows.RecordToolResultResult, error) {
+	return a.appendConsole(in, evMessage)
+}
+
+// appendConsole saves a console text on the person's side of the
+// conversation as an event of type typ, once per key.
+func (a *Session) appendConsole(in workflows.AppendNoteInput, typ string) (workflows.RecordToolResultResult, error) {
 	log, err := a.open(in.SessionID)
 	if err != nil {
 		return workflows.RecordToolResultResult{}, err
 	}
-	ev, err := appendEvent(log, evMessage, in.Key, messageData{Message: agent.Message{Role: "user", Content: in.Text}})
+	ev, err := appendEvent(log, typ, in.Key, messageData{Message: agent.Message{Role: "user", Content: in.Text}})
 	if err != nil {
 		return workflows.RecordToolResultResult{}, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/made"
 )
 
 // crashCeremony runs /debug on calcRepo with axlrd as a child process,
@@ -83,15 +82,7 @@ func crashCeremony(t *testing.T, reproduce string, slowStep string, crashPoint f
 		t.Fatalf("result %+v ceremony %+v", res, c)
 	}
 	d2.kill()
-	inst := madeInstance(t, e, c.InstanceID)
-	for _, s := range inst.Steps {
-		if s.Status != made.StepCompleted || s.Attempt != 1 || s.Iteration != 1 {
-			t.Errorf("MADE step %s: %s, attempt %d, iteration %d", s.StepID, s.Status, s.Attempt, s.Iteration)
-		}
-	}
-	if inst.TransitionCount != 4 {
-		t.Errorf("MADE applied %d transitions, want 4", inst.TransitionCount)
-	}
+	completedOnce(t, madeInstance(t, e, c.InstanceID))
 }
 
 // TestCrashBetweenClaimAndCompletion kills axlrd while the model works on

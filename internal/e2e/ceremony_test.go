@@ -234,14 +234,20 @@ func TestDebugCeremony(t *testing.T) {
 
 	// MADE holds every step completed once.
 	d.stop()
-	inst := madeInstance(t, e, c.InstanceID)
+	completedOnce(t, madeInstance(t, e, c.InstanceID))
+}
+
+// completedOnce checks that MADE holds a COMPLETED instance whose every step
+// was claimed once (attempt 1) and completed once (iteration 1).
+func completedOnce(t *testing.T, inst made.Instance) {
+	t.Helper()
 	for _, s := range inst.Steps {
 		if s.Status != made.StepCompleted || s.Attempt != 1 || s.Iteration != 1 {
-			t.Errorf("step %s: %s attempt %d iteration %d", s.StepID, s.Status, s.Attempt, s.Iteration)
+			t.Errorf("MADE step %s: %s, attempt %d, iteration %d", s.StepID, s.Status, s.Attempt, s.Iteration)
 		}
 	}
-	if inst.CurrentState != "COMPLETED" || !inst.Completed {
-		t.Fatalf("instance %s %v", inst.CurrentState, inst.Completed)
+	if inst.CurrentState != "COMPLETED" || !inst.Completed || inst.TransitionCount != 4 {
+		t.Errorf("MADE instance %s, completed %v, %d transitions", inst.CurrentState, inst.Completed, inst.TransitionCount)
 	}
 }
 
