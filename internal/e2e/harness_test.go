@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/cli"
 	"github.com/underpass-ai/axlr/internal/daemon"
+	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/madetest"
 )
@@ -165,7 +165,12 @@ func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 	case <-time.After(2 * time.Minute):
 		e.t.Fatalf("axlrd not ready after 2 minutes\n%s", d.logs.String())
 	}
-	e.t.Cleanup(d.stop)
+	e.t.Cleanup(func() {
+		d.stop()
+		if e.t.Failed() {
+			e.t.Logf("axlrd's log:\n%s", d.logs.String())
+		}
+	})
 	return d
 }
 
@@ -221,7 +226,12 @@ func (e *env) spawn() *process {
 	case <-time.After(2 * time.Minute):
 		e.t.Fatalf("axlrd not ready after 2 minutes\nstderr:\n%s", p.stderr)
 	}
-	e.t.Cleanup(func() { p.kill() })
+	e.t.Cleanup(func() {
+		p.kill()
+		if e.t.Failed() {
+			e.t.Logf("axlrd's stderr (pid %d):\n%s", cmd.Process.Pid, p.stderr)
+		}
+	})
 	return p
 }
 
@@ -279,12 +289,11 @@ func lines(t testing.TB, out string) ([]contract.Event, *contract.Result) {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := embedtemporal.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.

@@ -2,6 +2,7 @@ package embedtemporal
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
@@ -12,11 +13,36 @@ import (
 // zlog adapts zerolog to the server's log.Logger. The server is chatty at
 // info level, so its info lines are logged at debug; warnings and errors keep
 // their level.
+//
+// The server calls Fatal where it gives up, and zerolog's Fatal would end
+// the whole process with os.Exit(1): silently when the log goes to a buffer,
+// as it does for an axlrd run inside a test. Here Fatal logs the line and
+// panics with the message instead, so the failure surfaces with its reason:
+// Start turns a panic while the server is built into an error, and anywhere
+// else the panic names the message and the goroutine. While the server
+// stops, services that lose each other may call Fatal; that is logged as an
+// error and nothing more.
 type zlog struct {
 	l zerolog.Logger
 	// quiet drops warnings: set while the server stops, when its services
 	// complain about each other going away.
 	quiet *atomic.Bool
+}
+
+// FatalError is what the server's Fatal panics with.
+type FatalError struct {
+	Message string
+	Tags    []tag.Tag
+}
+
+func (e *FatalError) Error() string {
+	var b strings.Builder
+	b.WriteString("temporal server: ")
+	b.WriteString(e.Message)
+	for _, t := range e.Tags {
+		fmt.Fprintf(&b, " %s=%v", t.Key(), tagValue(t))
+	}
+	return b.String()
 }
 
 func newTemporalLogger(l zerolog.Logger, quiet *atomic.Bool) log.Logger {
@@ -50,7 +76,12 @@ func (z zlog) Panic(msg string, tags ...tag.Tag) {
 	panic(msg)
 }
 func (z zlog) Fatal(msg string, tags ...tag.Tag) {
-	z.emit(z.l.Fatal(), msg, tags)
+	if z.quiet.Load() {
+		z.emit(z.l.Error(), msg, tags)
+		return
+	}
+	z.emit(z.l.WithLevel(zerolog.FatalLevel), msg, tags)
+	panic(&FatalError{Message: msg, Tags: tags})
 }
 
 func (z zlog) emit(e *zerolog.Event, msg string, tags []tag.Tag) {

@@ -9,10 +9,12 @@ package embedtemporal
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -108,10 +110,16 @@ func Start(opts Options) (*Server, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
 	}
-	ports, err := freePorts(6)
+	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
 	}
+	return start(opts, ports)
+}
+
+// start starts the server on ports: the frontend's unless opts names one,
+// then its HTTP API's, history's, matching's and the worker service's.
+func start(opts Options, ports []int) (*Server, error) {
 	if opts.FrontendPort == 0 {
 		opts.FrontendPort = ports[0]
 	} else if err := checkPortFree(opts.FrontendPort); err != nil {
@@ -150,7 +158,7 @@ func Start(opts Options) (*Server, error) {
 	staticHost := func(svc primitives.ServiceName) static.Hosts {
 		return static.SingleLocalHost(net.JoinHostPort(host, strconv.Itoa(conf.Services[string(svc)].RPC.GRPCPort)))
 	}
-	srv, err := temporal.NewServer(
+	srv, err := startServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
@@ -165,10 +173,7 @@ func Start(opts Options) (*Server, error) {
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("build temporal server: %w", err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("start temporal server: %w", err)
+		return nil, err
 	}
 	s := &Server{srv: srv, frontendAddr: frontendAddr, quiet: quiet}
 	if opts.UIPort != 0 {
@@ -190,6 +195,31 @@ func Start(opts Options) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// startServer builds and starts the server. The server's Fatal panics with a
+// *FatalError (see zlog); one raised while building or starting becomes the
+// error returned here.
+func startServer(opts ...temporal.ServerOption) (srv temporal.Server, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		fatal, ok := r.(*FatalError)
+		if !ok {
+			panic(r)
+		}
+		srv, err = nil, fatal
+	}()
+	srv, err = temporal.NewServer(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("build temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	return srv, nil
 }
 
 // FrontendAddress is host:port of the gRPC frontend.
@@ -302,8 +332,12 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 }
 
 // freePorts reserves n distinct free ports on 127.0.0.1 by holding their
-// listeners open until all are chosen.
+// listeners open until all are chosen. The server binds them a moment after
+// they are released, so they are drawn from below the kernel's ephemeral
+// range: a port from bind(0) can be taken in between as the source port of
+// any outgoing connection, and the server would then fail to listen.
 func freePorts(n int) ([]int, error) {
+	lo, hi := unassignedRange()
 	ports := make([]int, 0, n)
 	var ls []net.Listener
 	defer func() {
@@ -311,15 +345,47 @@ func freePorts(n int) ([]int, error) {
 			_ = l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	for tries := 0; len(ports) < n; tries++ {
+		port := 0
+		if tries < 64*n {
+			port = lo + rand.IntN(hi-lo)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
+			if port != 0 {
+				continue
+			}
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// FreePort returns a port on 127.0.0.1 that is free now and outside the
+// kernel's ephemeral range, for a server that listens on it shortly after.
+func FreePort() (int, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return ports[0], nil
+}
+
+// unassignedRange is a range of ports the kernel does not hand out as
+// ephemeral ports: the 16,384 ports below Linux's ip_local_port_range, or
+// 16384-32767 when that cannot be read.
+func unassignedRange() (lo, hi int) {
+	hi = 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				hi = n
+			}
+		}
+	}
+	return max(1024, hi-16384), hi
 }
 
 func checkPortFree(port int) error {
