@@ -60,6 +60,9 @@ func (a *Session) toolSpec(name string, stepDone *workflows.StepDoneSpec) (agent
 		a.specs[cacheKey] = spec
 		return spec, true
 	}
+	if name == workflows.HistoryTool {
+		return historySpec, true
+	}
 	short, ok := workspaceTool(name)
 	if !ok {
 		return agent.ToolSpec{}, false
@@ -164,6 +167,12 @@ func inspectCall(key string, tc agent.ToolCall, compact bool) workflows.ModelCal
 	}
 	if tc.Name == workflows.StepDoneTool {
 		// The driver validates a hand-back against the open step.
+		return mc
+	}
+	if tc.Name == workflows.HistoryTool {
+		if _, _, err := parseHistoryArgs(tc.Arguments); err != nil {
+			mc.Invalid = "invalid arguments: " + err.Error()
+		}
 		return mc
 	}
 	short, ok := workspaceTool(tc.Name)

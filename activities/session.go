@@ -181,12 +181,21 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 	}
 	capTokens, resultLimit := in.ContextCap, 0
 	if compact {
-		capTokens = min(cmp.Or(capTokens, CompactCeiling/bytesPerToken), CompactCeiling/bytesPerToken)
-		resultLimit = CompactResultBytes
+		// The compact profile keeps its own ceiling, in bytes.
+		capTokens, resultLimit = 0, CompactResultBytes
 	}
-	msgs, full, err := a.transcripts.get(log, capTokens, resultLimit)
+	msgs, seqs, full, err := a.transcripts.get(log, capTokens, resultLimit)
 	if err != nil {
 		return workflows.ModelRequestResult{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeSessionDiverged, err)
+	}
+	if compact {
+		ceiling := CompactCeiling
+		if in.ContextCap > 0 {
+			ceiling = min(ceiling, in.ContextCap*bytesPerToken)
+		}
+		var fits bool
+		msgs, fits = compactView(msgs, seqs, ceiling)
+		full = !fits
 	}
 	if full {
 		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
@@ -284,10 +293,6 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 	if err != nil {
 		return workflows.ToolCallResult{}, err
 	}
-	name, ok := workspaceTool(tc.Name)
-	if !ok {
-		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
-	}
 	result := func(status contract.CallStatus, content string) (workflows.ToolCallResult, error) {
 		ev, err := appendEvent(log, evMessage, keyTool(in.Key), messageData{
 			Message: agent.Message{Role: "tool", ToolCallID: tc.ID, Content: content},
@@ -297,6 +302,20 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 			return workflows.ToolCallResult{}, err
 		}
 		return workflows.ToolCallResult{Revision: ev.Seq + 1, CallID: in.CallID, Tool: tc.Name, Decision: in.Decision, Status: status, Summary: summarize(tc.Name, status, content)}, nil
+	}
+	if tc.Name == workflows.HistoryTool {
+		from, to, err := parseHistoryArgs(tc.Arguments)
+		if err == nil {
+			var out string
+			if out, err = readHistory(log, from, to, CompactResultBytes); err == nil {
+				return result(contract.CallCompleted, out)
+			}
+		}
+		return result(contract.CallFailed, toolError("invalid_request", err.Error()))
+	}
+	name, ok := workspaceTool(tc.Name)
+	if !ok {
+		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
 	}
 	if !tools.ReadOnly(name) {
 		if _, ok := log.ByKey(keyStarted(in.Key)); ok {

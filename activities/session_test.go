@@ -207,7 +207,7 @@ func TestToolCallRunsOnceAndUncertainAfterCrash(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.root, "b.txt")); err == nil {
 		t.Fatal("an uncertain call ran again")
 	}
-	msgs, _, err := f.acts.transcripts.get(log, 0, 0)
+	msgs, _, _, err := f.acts.transcripts.get(log, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestTranscriptRepairsMissingResults(t *testing.T) {
 	if err := b.add(events[4:]); err != nil {
 		t.Fatal(err)
 	}
-	got := b.messages(0)
+	got, _ := b.messages(0)
 	var shape []string
 	for _, m := range got {
 		shape = append(shape, m.Role+":"+m.ToolCallID+":"+cmp.Or(m.Content, "-")[:1])
@@ -300,10 +300,10 @@ func TestContinueSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, _ := f.acts.Store.Log(f.id)
-	if _, full, _ := f.acts.transcripts.get(log, 900, 0); !full {
+	if _, _, full, _ := f.acts.transcripts.get(log, 900, 0); !full {
 		t.Fatal("950 tokens and a tool result are not past a cap of 900")
 	}
-	if _, full, _ := f.acts.transcripts.get(log, 100000, 0); full {
+	if _, _, full, _ := f.acts.transcripts.get(log, 100000, 0); full {
 		t.Fatal("past a cap of 100000")
 	}
 	capped, err := call[workflows.ModelRequestInput, workflows.ModelRequestResult](f, func(s *Session) any { return s.ModelRequest },
@@ -324,7 +324,7 @@ func TestContinueSession(t *testing.T) {
 	if err != nil || slog.Len() != succ.Revision {
 		t.Fatalf("successor log: %v", err)
 	}
-	msgs, _, _ := f.acts.transcripts.get(slog, 0, 0)
+	msgs, _, _, _ := f.acts.transcripts.get(slog, 0, 0)
 	note := msgs[len(msgs)-1].Content
 	for _, want := range []string{"continues session " + f.id, "summarize the workspace", "local_list {} → completed", "Your last message:\nreading"} {
 		if !strings.Contains(note, want) {

@@ -95,7 +95,11 @@ type builder struct {
 	// events is how many events were added.
 	events int
 	system *agent.Message
-	msgs   []agent.Message
+	// systemSeq is the system prompt's event; msgs the messages, seqs the
+	// event each came from (-1 for an interruptedResult put in by flush).
+	systemSeq int
+	msgs      []agent.Message
+	seqs      []int
 	// open holds the call ids of the last assistant message still without
 	// a result.
 	open []string
@@ -116,11 +120,11 @@ func (b *builder) add(events []session.Event) error {
 			if err != nil {
 				return err
 			}
-			b.msgs, b.open = nil, nil
+			b.msgs, b.seqs, b.open = nil, nil, nil
 			if b.system != nil {
-				b.msgs = append(b.msgs, *b.system)
+				b.push(*b.system, b.systemSeq)
 			}
-			b.msgs = append(b.msgs, d.Message)
+			b.push(d.Message, ev.Seq)
 			b.used, b.since, b.size = 0, 0, int64(len(ev.Data))
 			continue
 		}
@@ -135,7 +139,7 @@ func (b *builder) add(events []session.Event) error {
 		m.Reasoning = ""
 		b.measure(m, d.Usage, int64(len(ev.Data)))
 		if m.Role == "system" && b.system == nil {
-			b.system = &m
+			b.system, b.systemSeq = &m, ev.Seq
 		}
 		switch m.Role {
 		case "tool":
@@ -146,19 +150,24 @@ func (b *builder) add(events []session.Event) error {
 				continue
 			}
 			b.open = slices.Delete(b.open, idx, idx+1)
-			b.msgs = append(b.msgs, m)
+			b.push(m, ev.Seq)
 		case "assistant":
 			b.flush()
-			b.msgs = append(b.msgs, m)
+			b.push(m, ev.Seq)
 			for _, tc := range m.ToolCalls {
 				b.open = append(b.open, tc.ID)
 			}
 		default:
 			b.flush()
-			b.msgs = append(b.msgs, m)
+			b.push(m, ev.Seq)
 		}
 	}
 	return nil
+}
+
+func (b *builder) push(m agent.Message, seq int) {
+	b.msgs = append(b.msgs, m)
+	b.seqs = append(b.seqs, seq)
 }
 
 // measure counts a message toward the context cap.
@@ -192,17 +201,17 @@ func (b *builder) pastCap(limit int) bool {
 // flush answers the open calls with interruptedResult.
 func (b *builder) flush() {
 	for _, id := range b.open {
-		b.msgs = append(b.msgs, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
+		b.push(agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult}, -1)
 	}
 	b.open = nil
 }
 
-// messages returns the transcript: a tool call without a recorded result
-// gets interruptedResult right after its message, so the transcript stays
-// valid for any provider. resultLimit, when positive, cuts each tool result
-// (the compact profile's 8 KiB).
-func (b *builder) messages(resultLimit int) []agent.Message {
-	out := slices.Clone(b.msgs)
+// messages returns the transcript and the event of each message: a tool
+// call without a recorded result gets interruptedResult right after its
+// message, so the transcript stays valid for any provider. resultLimit, when
+// positive, cuts each tool result (the compact profile's 8 KiB).
+func (b *builder) messages(resultLimit int) ([]agent.Message, []int) {
+	out, seqs := slices.Clone(b.msgs), slices.Clone(b.seqs)
 	if resultLimit > 0 {
 		for i, m := range out {
 			if m.Role == "tool" && len(m.Content) > resultLimit {
@@ -212,8 +221,9 @@ func (b *builder) messages(resultLimit int) []agent.Message {
 	}
 	for _, id := range b.open {
 		out = append(out, agent.Message{Role: "tool", ToolCallID: id, Content: interruptedResult})
+		seqs = append(seqs, -1)
 	}
-	return out
+	return out, seqs
 }
 
 // transcripts caches the builders of recently used sessions.
@@ -227,10 +237,10 @@ type transcripts struct {
 // from its log on its next request.
 const maxCachedTranscripts = 32
 
-// get returns the transcript of a log, extending the cached one, and
-// whether it is past a context cap of limit tokens (0: no cap); resultLimit
-// cuts tool results (0: whole).
-func (c *transcripts) get(log *session.Log, limit, resultLimit int) ([]agent.Message, bool, error) {
+// get returns the transcript of a log, extending the cached one, with the
+// event of each message, and whether it is past a context cap of limit
+// tokens (0: no cap); resultLimit cuts tool results (0: whole).
+func (c *transcripts) get(log *session.Log, limit, resultLimit int) ([]agent.Message, []int, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byID == nil {
@@ -243,7 +253,7 @@ func (c *transcripts) get(log *session.Log, limit, resultLimit int) ([]agent.Mes
 	}
 	if err := b.add(log.Events(b.events)); err != nil {
 		delete(c.byID, id)
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	c.byID[id] = b
 	c.order = append(slices.DeleteFunc(c.order, func(s string) bool { return s == id }), id)
@@ -251,5 +261,6 @@ func (c *transcripts) get(log *session.Log, limit, resultLimit int) ([]agent.Mes
 		delete(c.byID, c.order[0])
 		c.order = c.order[1:]
 	}
-	return b.messages(resultLimit), b.pastCap(limit), nil
+	msgs, seqs := b.messages(resultLimit)
+	return msgs, seqs, b.pastCap(limit), nil
 }

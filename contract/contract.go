@@ -80,6 +80,16 @@ type StepRecord struct {
 	Status    string         `json:"status"`
 	Check     *CheckRecord   `json:"check,omitempty"`
 	Output    map[string]any `json:"output,omitempty"`
+	// Transcript is where the step's work is in the session log.
+	Transcript *TranscriptSpan `json:"transcript,omitempty"`
+}
+
+// TranscriptSpan is a range of a session log's events: From is the first
+// event of a step's work, To the model's hand-back.
+type TranscriptSpan struct {
+	SessionID string `json:"session_id"`
+	From      int    `json:"from"`
+	To        int    `json:"to"`
 }
 
 // CheckRecord is a check command AXLR ran.

@@ -26,6 +26,11 @@ import (
 // StepDoneTool is the host tool the model hands a step back with.
 const StepDoneTool = "axlr_step_done"
 
+// HistoryTool is the host tool that reads the saved transcript by event
+// number, offered in compact steps, whose model context leaves out the
+// earlier work (the ledger, checkpoints).
+const HistoryTool = "axlr_history"
+
 // CheckTool names a check command waiting for the person's approval in a
 // result's pending call.
 const CheckTool = "axlr_check"
@@ -116,6 +121,10 @@ type CeremonyState struct {
 	// Brief is the person's request that began the ceremony (the compact
 	// profile's ledger starts with it).
 	Brief string `json:"brief,omitempty"`
+	// StepSession and StepFrom are where the open step's work begins: the
+	// session and the revision when it was claimed.
+	StepSession string `json:"step_session,omitempty"`
+	StepFrom    int    `json:"step_from,omitempty"`
 }
 
 // Active reports whether the ceremony still drives the session.
@@ -316,6 +325,7 @@ func (s *sessionRun) claimed(ctx workflow.Context, v InstanceView) {
 	}
 	c.Calls, c.Renewals, c.BudgetNoted, c.Reminded, c.LastCall = 0, 0, false, false, ""
 	c.Deadline = workflow.Now(ctx).Add(c.StepTimeout)
+	c.StepSession, c.StepFrom = s.st.Current(), s.st.Revision
 	s.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: s.st.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, State: c.State})
 }
 
@@ -367,6 +377,9 @@ func (s *sessionRun) ceremonyTools(tools []string) []string {
 			continue
 		}
 		out = append(out, t)
+	}
+	if c.Compact {
+		out = append(out, HistoryTool)
 	}
 	return append(out, StepDoneTool)
 }
@@ -570,6 +583,9 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 		return fmt.Errorf("complete step %s: %w", cer.Step, err)
 	}
 	rec := contract.StepRecord{Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)}
+	if cer.StepSession == s.st.Current() && s.st.Revision > cer.StepFrom {
+		rec.Transcript = &contract.TranscriptSpan{SessionID: cer.StepSession, From: cer.StepFrom, To: s.st.Revision - 1}
+	}
 	if ch, ok := recorded["check"].(contract.CheckRecord); ok {
 		rec.Check = &ch
 	}
@@ -601,8 +617,12 @@ func (s *sessionRun) resetView(ctx workflow.Context, opening string) error {
 		if r.Check != nil {
 			fmt.Fprintf(&b, "; check %s exited %d", (ceremonies.CheckCommand{Program: r.Check.Program, Args: r.Check.Args}).String(), r.Check.ExitCode)
 		}
+		if t := r.Transcript; t != nil && t.SessionID == s.st.Current() {
+			fmt.Fprintf(&b, "; messages #%d-#%d", t.From, t.To)
+		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "The saved transcript keeps every message; %s reads any of them by number.\n", HistoryTool)
 	fmt.Fprintf(&b, "\nThe hand-back that opened step %s:\n%s\n\n%s", c.Step, opening, c.stepNote(false))
 	c.Notes++
 	var res RecordToolResultResult

@@ -334,6 +334,7 @@ func TestForbiddenAndInvalidCalls(t *testing.T) {
 		reply{calls: []scriptCall{
 			{tool: "local_exec", args: map[string]any{"program": "ls"}},
 			{tool: "local_read", args: map[string]any{"path": "/etc/passwd"}, invalid: "invalid arguments: path must be relative"},
+			{tool: HistoryTool, args: map[string]any{"from": 0}},
 		}},
 		reply{text: "I could not run it."},
 	)
@@ -347,8 +348,11 @@ func TestForbiddenAndInvalidCalls(t *testing.T) {
 	if got := acts.requests[0].Tools; strings.Contains(strings.Join(got, ","), "local_exec") {
 		t.Fatalf("a forbidden tool was offered: %v", got)
 	}
-	if len(acts.recorded) != 2 {
+	if len(acts.recorded) != 3 {
 		t.Fatalf("recorded %+v", acts.recorded)
+	}
+	if r := acts.recorded[2]; r.Status != contract.CallFailed || r.Message != "axlr_history is not offered here: it reads the transcript in a compact ceremony step" {
+		t.Fatalf("hidden tool record %+v", r)
 	}
 	if r := acts.recorded[0]; r.Status != contract.CallForbidden || r.Message != "forbidden by the execution's policy: local_exec is denied by a rule for local_exec" {
 		t.Fatalf("forbidden record %+v", r)

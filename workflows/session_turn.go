@@ -320,6 +320,9 @@ func (s *sessionRun) handleCall(ctx workflow.Context, c ModelCall, rest []ModelC
 	if c.Tool == StepDoneTool {
 		return s.record(ctx, c, contract.CallFailed, "", stepReply{Error: "no ceremony step is open in this session"}.text())
 	}
+	if cer := s.st.Ceremony; c.Tool == HistoryTool && !(cer.Active() && cer.Compact && cer.Step != "") {
+		return s.record(ctx, c, contract.CallFailed, "", HistoryTool+" is not offered here: it reads the transcript in a compact ceremony step")
+	}
 	if c.Invalid != "" {
 		return s.record(ctx, c, contract.CallFailed, "", c.Invalid)
 	}

@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +111,16 @@ type debugScript struct {
 	repairs   int
 	fixWorks  bool
 	handBacks []string
+	// readHistory makes diagnose first read the reproduce step's messages
+	// with axlr_history, from the range its ledger names; history is what
+	// it read.
+	readHistory bool
+	history     string
 }
+
+// ledgerSpan reads "- STEP (iteration N): ...; messages #A-#B" off a
+// compact ledger.
+var ledgerSpan = regexp.MustCompile(`- (\w+) \(iteration \d+\): [^\n]*; messages #(\d+)-#(\d+)`)
 
 func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 	s.mu.Lock()
@@ -126,6 +137,15 @@ func (s *debugScript) reply(req agenttest.Request) agenttest.Reply {
 		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "./..."]}, "expected": "ok", "observed": "panic: slice bounds out of range"}`)
 	case isReply && r.Ceremony != "":
 		return agenttest.Reply{Text: "The ceremony ended " + r.Ceremony + "."}
+	case next == "diagnose" && s.readHistory && s.history == "":
+		m := ledgerSpan.FindStringSubmatch(last.Content)
+		if m == nil || m[1] != "reproduce" {
+			return agenttest.Reply{Text: "no span for reproduce in the ledger"}
+		}
+		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "h1", Name: "axlr_history", Arguments: `{"from": ` + m[2] + `, "to": ` + m[3] + `}`}}}
+	case !isReply && last.Role == "tool" && s.readHistory && s.history == "":
+		s.history = last.Content
+		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go: strconv.Atoi(s[:1])", "proposed_fix": "return an error for empty input"}`)
 	case next == "diagnose":
 		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go: strconv.Atoi(s[:1])", "proposed_fix": "return an error for empty input"}`)
 	case next == "repair":
@@ -308,7 +328,7 @@ func TestDebugCeremonyOverMCP(t *testing.T) {
 // axlr_step_done offers the step's fields only, reproduce and diagnose
 // cannot write, and the ceremony completes.
 func TestCompactDebug(t *testing.T) {
-	script := &debugScript{fixWorks: true}
+	script := &debugScript{fixWorks: true, readHistory: true}
 	model := agenttest.NewServer(t, script.reply)
 	e := newEnv(t, model.URL)
 	calcRepo(t, e)
@@ -340,7 +360,25 @@ func TestCompactDebug(t *testing.T) {
 			t.Errorf("compact axlr_step_done for diagnose: %s", tool.Parameters)
 		}
 	}
-	if strings.Contains(strings.Join(names, ","), "local_write") {
+	if strings.Contains(strings.Join(names, ","), "local_write") || !strings.Contains(strings.Join(names, ","), "axlr_history") {
 		t.Errorf("diagnose offers %v", names)
+	}
+	// The ledger names the messages reproduce spanned; axlr_history read
+	// them back from the session log: the hand-back and its check.
+	if !strings.Contains(diagnose.Messages[1].Content, "axlr_history reads any of them by number") ||
+		!strings.Contains(script.history, "call axlr_step_done") || !strings.Contains(script.history, `"check_command": {"program": "go"`) {
+		t.Errorf("ledger:\n%s\naxlr_history read:\n%s", diagnose.Messages[1].Content, script.history)
+	}
+	var spans []string
+	for _, st := range res.Ceremony.Steps {
+		if st.Transcript == nil || st.Transcript.SessionID != res.SessionID || st.Transcript.To < st.Transcript.From {
+			t.Fatalf("step %s spans %+v", st.Step, st.Transcript)
+		}
+		spans = append(spans, fmt.Sprintf("%d-%d", st.Transcript.From, st.Transcript.To))
+	}
+	for i := 1; i < len(res.Ceremony.Steps); i++ {
+		if res.Ceremony.Steps[i].Transcript.From <= res.Ceremony.Steps[i-1].Transcript.To {
+			t.Fatalf("step spans overlap: %v", spans)
+		}
 	}
 }
