@@ -25,6 +25,11 @@ var (
 	ErrNoChoices = errors.New("provider response has no choices")
 )
 
+// ErrNotStreaming: a streaming request was answered with one JSON body and
+// no events. The server does not stream, so sending the request again cannot
+// help: it is not transient.
+var ErrNotStreaming = errors.New(`the provider answered a streaming request with a plain JSON body: it does not stream; set "provider": {"stream": false} in settings.json`)
+
 // Limits of the text kept in a ProviderError.
 const (
 	maxErrorMessage = 2 << 10  // Message when it is cut from the body
@@ -251,4 +256,29 @@ func retryAfter(h http.Header) time.Duration {
 		return time.Duration(s * float64(time.Second))
 	}
 	return 0
+}
+
+// plainBodyError explains a JSON body that answered a streaming request: a
+// completion (the server does not stream) or an error object.
+func plainBodyError(body []byte) error {
+	var doc struct {
+		Choices json.RawMessage `json:"choices"`
+	}
+	if json.Unmarshal(body, &doc) == nil && doc.Choices != nil {
+		return ErrNotStreaming
+	}
+	return newBodyError(body, false)
+}
+
+// cappedBuffer keeps the first limit bytes written to it.
+type cappedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -194,6 +195,22 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 }
 
 func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewParams, onProgress func(Progress), opts ...option.RequestOption) (Response, error) {
+	// A server that does not stream answers with one JSON body, which the
+	// event-stream decoder reads as no events: keep what it said.
+	var plain *cappedBuffer
+	opts = append(opts, option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(req)
+		if resp != nil && resp.Body != nil {
+			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+				plain = &cappedBuffer{limit: maxErrorBody}
+				resp.Body = struct {
+					io.Reader
+					io.Closer
+				}{io.TeeReader(resp.Body, plain), resp.Body}
+			}
+		}
+		return resp, err
+	}))
 	s := c.completions.NewStreaming(ctx, params, opts...)
 	defer s.Close()
 	var (
@@ -252,6 +269,9 @@ func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewPara
 	}
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
 		if chunks == 0 {
+			if plain != nil {
+				return Response{}, plainBodyError(plain.Bytes())
+			}
 			return Response{}, ErrNoChoices
 		}
 		return Response{}, ErrIncompleteStream

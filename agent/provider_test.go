@@ -762,3 +762,24 @@ func TestCompleteLargeStream(t *testing.T) {
 		t.Errorf("text is %d bytes, want %d", len(resp.Text), len(text))
 	}
 }
+
+// A server that does not stream answers a streaming request with one JSON
+// body: a completion fails at once with what to change, an error object is
+// the provider's error.
+func TestStreamAnsweredWithPlainJSON(t *testing.T) {
+	completion := `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`
+	srv := agenttest.NewServer(t, agenttest.Queue(
+		agenttest.Reply{Body: completion},
+		agenttest.Reply{Body: `{"error":{"message":"upstream overloaded","code":503}}`},
+	))
+	req := agent.Request{Model: "m", Messages: []agent.Message{{Role: agent.RoleUser, Content: "go"}}, Stream: true}
+	_, err := newClient(srv).Complete(context.Background(), req, nil)
+	if !errors.Is(err, agent.ErrNotStreaming) || agent.Transient(err) || !strings.Contains(err.Error(), `"stream": false`) {
+		t.Fatalf("completion body: %v (transient %v), want ErrNotStreaming, not transient", err, agent.Transient(err))
+	}
+	_, err = newClient(srv).Complete(context.Background(), req, nil)
+	var pe *agent.ProviderError
+	if !errors.As(err, &pe) || pe.StatusCode != 503 || pe.Message != "upstream overloaded" || !agent.Transient(err) {
+		t.Fatalf("error body: %v, want the provider's 503, transient", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,11 +92,12 @@ func Main(ctx context.Context, args []string, sys IO) int {
 		return ExitUsage
 	}
 	var err error
-	switch args[0] {
+	cmd, rest := subcommand(args)
+	switch cmd {
 	case "result":
-		err = runResult(ctx, args[1:], sys)
+		err = runResult(ctx, rest, sys)
 	case "history":
-		err = runHistory(ctx, args[1:], sys)
+		err = runHistory(ctx, rest, sys)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(sys.Stdout, usage)
 		return ExitOK
@@ -103,6 +105,29 @@ func Main(ctx context.Context, args []string, sys IO) int {
 		err = runExec(ctx, args, sys)
 	}
 	return exitCode(err, sys.Stderr)
+}
+
+// subcommand finds result or history after the connection flags a person
+// may put first ("axlr-tui --temporal-address H:P result ID") and returns it
+// with the other arguments; anything else is args[0] and args[1:].
+func subcommand(args []string) (string, []string) {
+	i := 0
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "--temporal-address" || a == "-temporal-address" || a == "--namespace" || a == "-namespace":
+			i += 2
+			continue
+		case a == "--json" || a == "-json" || strings.HasPrefix(a, "--temporal-address=") || strings.HasPrefix(a, "-temporal-address=") ||
+			strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "-namespace="):
+			i++
+			continue
+		}
+		break
+	}
+	if i > 0 && i < len(args) && (args[i] == "result" || args[i] == "history") {
+		return args[i], append(slices.Clone(args[:i]), args[i+1:]...)
+	}
+	return args[0], args[1:]
 }
 
 // exitError carries an exit code and, unless silent, a message.

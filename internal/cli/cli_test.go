@@ -91,3 +91,23 @@ func TestPolicyFileRefused(t *testing.T) {
 		t.Fatalf("exit %d %q", code, errb.String())
 	}
 }
+
+func TestSubcommandAfterConnectionFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		cmd  string
+		rest []string
+	}{
+		{[]string{"result", "S", "--json"}, "result", []string{"S", "--json"}},
+		{[]string{"--temporal-address", "127.0.0.1:1", "result", "S"}, "result", []string{"--temporal-address", "127.0.0.1:1", "S"}},
+		{[]string{"--namespace=ns", "--json", "history", "S"}, "history", []string{"--namespace=ns", "--json", "S"}},
+		// A prompt that reads "result" is a prompt.
+		{[]string{"--exec", "result"}, "--exec", []string{"result"}},
+		{[]string{"--temporal-address", "h:1", "--exec", "history"}, "--temporal-address", []string{"h:1", "--exec", "history"}},
+	} {
+		cmd, rest := subcommand(tt.args)
+		if cmd != tt.cmd || strings.Join(rest, " ") != strings.Join(tt.rest, " ") {
+			t.Errorf("subcommand(%q) = %q %q, want %q %q", tt.args, cmd, rest, tt.cmd, tt.rest)
+		}
+	}
+}
