@@ -381,4 +381,5 @@ func TestCompactDebug(t *testing.T) {
 			t.Fatalf("step spans overlap: %v", spans)
 		}
 	}
+	captureHistory(t, e, res.SessionID, "session_compact")
 }
