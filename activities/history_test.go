@@ -167,15 +167,7 @@ func TestHistoryToolReadsTheLog(t *testing.T) {
 		agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "h2", Name: workflows.HistoryTool, Arguments: `{"from": 1}`}}},
 		agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "h3", Name: workflows.HistoryTool, Arguments: `{"from": 900}`}}},
 	))
-	rev := f.begin("please write a.txt").Revision
-	res, err := f.request(rev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := f.tool(res.Calls[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := f.firstCall("please write a.txt")
 	log, _ := f.acts.Store.Log(f.id)
 	lastContent := func() string {
 		msgs, _, _, err := f.acts.transcripts.get(log, 0, 0)

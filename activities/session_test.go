@@ -93,6 +93,20 @@ func (f *fixture) tool(c workflows.ModelCall) (workflows.ToolCallResult, error) 
 		workflows.ToolCallInput{SessionID: f.id, Root: f.root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: contract.AutoApprove})
 }
 
+// firstCall begins a turn with prompt and runs the model's first call.
+func (f *fixture) firstCall(prompt string) workflows.ToolCallResult {
+	f.t.Helper()
+	res, err := f.request(f.begin(prompt).Revision)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out, err := f.tool(res.Calls[0])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
 func writeCall(id, args string) agenttest.Reply {
 	return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: id, Name: "local_write", Arguments: args}}}
 }
@@ -290,15 +304,7 @@ func TestContinueSession(t *testing.T) {
 	f := newFixture(t, agenttest.Queue(
 		agenttest.Reply{Text: "reading", ToolCalls: []agenttest.ToolCall{{ID: "r1", Name: "local_list", Arguments: `{}`}}, Usage: &agenttest.Usage{PromptTokens: 900, CompletionTokens: 50}},
 	))
-	rev := f.begin("summarize the workspace").Revision
-	res, err := f.request(rev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := f.tool(res.Calls[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := f.firstCall("summarize the workspace")
 	log, _ := f.acts.Store.Log(f.id)
 	if _, _, full, _ := f.acts.transcripts.get(log, 900, 0); !full {
 		t.Fatal("950 tokens and a tool result are not past a cap of 900")
