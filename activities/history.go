@@ -189,7 +189,7 @@ func readHistory(log *session.Log, from, to, limit int) (string, error) {
 	}
 	to = min(to, n-1)
 	var b strings.Builder
-	for _, ev := range log.Events(from)[:to-from+1] {
+	for _, ev := range log.Range(from, to+1) {
 		var text string
 		switch ev.Type {
 		case evMessage, evView:

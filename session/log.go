@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -181,14 +182,19 @@ func (l *Log) Len() int {
 
 // Events returns copies of the events with Seq >= from, oldest first.
 func (l *Log) Events(from int) []Event {
+	return l.Range(from, math.MaxInt)
+}
+
+// Range returns copies of the events with from <= Seq < to, oldest first.
+func (l *Log) Range(from, to int) []Event {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	from = max(from, 0)
-	if from >= len(l.events) {
+	from, to = max(from, 0), min(to, len(l.events))
+	if from >= to {
 		return nil
 	}
-	out := make([]Event, 0, len(l.events)-from)
-	for _, ev := range l.events[from:] {
+	out := make([]Event, 0, to-from)
+	for _, ev := range l.events[from:to] {
 		out = append(out, cloneEvent(ev))
 	}
 	return out

@@ -148,6 +148,14 @@ func TestAppendReopen(t *testing.T) {
 			t.Errorf("Events(%d) = %+v, want %+v", tt.from, got, tt.want)
 		}
 	}
+	for _, tt := range []struct {
+		from, to int
+		want     []Event
+	}{{1, 3, saved[1:3]}, {-5, 1, saved[:1]}, {3, 99, saved[3:]}, {2, 2, nil}, {3, 1, nil}} {
+		if got := l2.Range(tt.from, tt.to); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Range(%d, %d) = %+v, want %+v", tt.from, tt.to, got, tt.want)
+		}
+	}
 	if ev, ok := l2.Last("model.request"); !ok || ev.ID != saved[2].ID {
 		t.Errorf("Last(model.request) = %+v, %v; want seq 2", ev, ok)
 	}
