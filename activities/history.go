@@ -35,7 +35,9 @@ func msgSize(m agent.Message) int {
 // cut moves in steps of ceiling-watermark bytes of the append-only
 // transcript, so every request until the next step sends the same prefix (a
 // provider's prompt cache survives) and each cut brings the request back to
-// about the watermark. ok is false when even the last exchange does not fit.
+// about the watermark. ok is false when even the last exchange does not fit
+// (the session continues in a successor); a transcript of only the head is
+// sent as it is.
 func compactView(msgs []agent.Message, seqs []int, ceiling int) (out []agent.Message, ok bool) {
 	total := 0
 	for _, m := range msgs {
@@ -49,6 +51,11 @@ func compactView(msgs []agent.Message, seqs []int, ceiling int) (out []agent.Mes
 		head++
 	}
 	head = min(head+1, len(msgs))
+	if head == len(msgs) {
+		// Nothing but the head (a successor's opening): there is nothing
+		// to leave out, and a new session would open with the same.
+		return msgs, true
+	}
 	headSize := 0
 	for _, m := range msgs[:head] {
 		headSize += msgSize(m)

@@ -122,6 +122,13 @@ func TestCompactViewRefusesWhatCannotFit(t *testing.T) {
 	if _, ok := compactView(msgs, seqs, CompactCeiling); ok {
 		t.Fatal("a last exchange over the ceiling fit")
 	}
+	// A head alone over the ceiling (a successor's opening) goes as it is:
+	// a successor would open with the same.
+	head, headSeqs := stepTranscript(0, 0)
+	head[1].Content = strings.Repeat("l", 90<<10)
+	if out, ok := compactView(head, headSeqs, CompactCeiling); !ok || len(out) != 2 {
+		t.Fatalf("head alone: ok %v, %d messages", ok, len(out))
+	}
 }
 
 func TestCheckpointKeepsTheNewestLines(t *testing.T) {
