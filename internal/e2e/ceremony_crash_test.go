@@ -47,11 +47,7 @@ func crashCeremony(t *testing.T, reproduce string, slowStep string, crashPoint f
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	r := e.tui(ctx, "--exec", "--mode", "debug", "TestParse fails on empty input", "--approve", "local", "--json")
-	if r.code != 3 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	_, res := lines(t, r.stdout)
+	res := startCeremony(ctx, t, e, "debug", "TestParse fails on empty input")
 	done := make(chan cliResult, 1)
 	go func() { done <- e.tui(ctx, "--session", res.SessionID, "--decide", "approve", "--json") }()
 
@@ -68,6 +64,7 @@ func crashCeremony(t *testing.T, reproduce string, slowStep string, crashPoint f
 	}
 	d.kill()
 	d2 := e.spawn()
+	var r cliResult
 	select {
 	case r = <-done:
 	case <-time.After(3 * time.Minute):

@@ -19,15 +19,23 @@ func runCeremony(t *testing.T, e *env, mode, prompt string) *contract.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	res := startCeremony(ctx, t, e, mode, prompt)
+	for res.Status == contract.NeedsDecision {
+		dec := e.tui(ctx, "--session", res.SessionID, "--decide", "approve", "--json")
+		_, res = lines(t, dec.stdout)
+	}
+	return res
+}
+
+// startCeremony starts a ceremony with --approve local and returns the
+// result it ends with: needs_decision, the first check waiting.
+func startCeremony(ctx context.Context, t *testing.T, e *env, mode, prompt string) *contract.Result {
+	t.Helper()
 	r := e.tui(ctx, "--exec", "--mode", mode, prompt, "--approve", "local", "--json")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3 (the first check waits)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	_, res := lines(t, r.stdout)
-	for res.Status == contract.NeedsDecision {
-		dec := e.tui(ctx, "--session", res.SessionID, "--decide", "approve", "--json")
-		_, res = lines(t, dec.stdout)
-	}
 	return res
 }
 

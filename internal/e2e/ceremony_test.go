@@ -188,11 +188,7 @@ func TestDebugCeremony(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	r := e.tui(ctx, "--exec", "--mode", "debug", "TestParse fails on empty input", "--approve", "local", "--json")
-	if r.code != 3 {
-		t.Fatalf("exit %d, want 3 (the first check waits)\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	_, res := lines(t, r.stdout)
+	res := startCeremony(ctx, t, e, "debug", "TestParse fails on empty input")
 	if res.Pending == nil || res.Pending.Tool != "axlr_check" || string(res.Pending.Arguments) != `{"program":"go","args":["test","./..."]}` {
 		t.Fatalf("pending %+v", res.Pending)
 	}
