@@ -213,13 +213,10 @@ func kindSchema(description string) map[string]any {
 }
 
 func publishTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
-	definition, err := a.required("definition_yaml")
-	if err != nil {
-		return nil, err
+	a := parseToolArguments(raw)
+	definition := a.required("definition_yaml")
+	if a.err != nil {
+		return nil, a.err
 	}
 	p, err := e.Publish(ctx, []byte(definition))
 	var occupied *made.ConflictError
@@ -237,45 +234,26 @@ func publishTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, 
 }
 
 func startTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
+	a := parseToolArguments(raw)
 	req := made.StartRequest{}
-	if req.CeremonyID, _, err = a.optional("ceremony_id"); err != nil {
-		return nil, err
-	}
-	if req.Context, err = a.object("context"); err != nil {
-		return nil, err
-	}
-	if req.CeremonyID != "" {
-		if err := checkValue("ceremony_id", req.CeremonyID); err != nil {
-			return nil, err
-		}
-	}
-	if req.Ceremony, err = a.checked("ceremony", "ceremony_name"); err != nil {
-		return nil, err
-	}
-	if req.Version, err = a.checked("version", "ceremony_version"); err != nil {
-		return nil, err
-	}
-	if req.ActorID, err = a.required("actor_id"); err != nil {
-		return nil, err
-	}
-	if req.ActorKind, err = a.actorKind("actor_kind"); err != nil {
-		return nil, err
+	req.CeremonyID, _ = a.optional("ceremony_id")
+	req.Context = a.object("context")
+	a.check("ceremony_id", req.CeremonyID)
+	req.Ceremony = a.checked("ceremony", "ceremony_name")
+	req.Version = a.checked("version", "ceremony_version")
+	req.ActorID = a.required("actor_id")
+	req.ActorKind = a.actorKind("actor_kind")
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.StartPublished(ctx, req))
 }
 
 func getTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
-	id, err := a.checked("ceremony_id", "ceremony_id")
-	if err != nil {
-		return nil, err
+	a := parseToolArguments(raw)
+	id := a.checked("ceremony_id", "ceremony_id")
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.Get(ctx, id))
 }
@@ -301,168 +279,96 @@ func listTool(ctx context.Context, e made.Engine) (any, error) {
 }
 
 func claimTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
+	a := parseToolArguments(raw)
 	req := made.ClaimRequest{}
-	if req.LeaseOwnerID, _, err = a.optional("lease_owner_id"); err != nil {
-		return nil, err
-	}
-	if req.IdempotencyKey, _, err = a.optional("idempotency_key"); err != nil {
-		return nil, err
-	}
-	ttl, err := a.uint("lease_ttl_ms")
-	if err != nil {
-		return nil, err
-	}
-	req.LeaseTTL = milliseconds(ttl)
-	if req.CeremonyID, err = a.checked("ceremony_id", "ceremony_id"); err != nil {
-		return nil, err
-	}
-	if req.StepID, err = a.checked("step_id", "step_id"); err != nil {
-		return nil, err
-	}
-	if req.ActorKind, err = a.actorKind("actor_kind"); err != nil {
-		return nil, err
-	}
-	if req.LeaseOwnerID != "" {
-		if err := checkValue("lease_owner_id", req.LeaseOwnerID); err != nil {
-			return nil, err
-		}
-	}
-	if req.IdempotencyKey != "" {
-		if err := checkValue("idempotency_key", req.IdempotencyKey); err != nil {
-			return nil, err
-		}
+	req.LeaseOwnerID, _ = a.optional("lease_owner_id")
+	req.IdempotencyKey, _ = a.optional("idempotency_key")
+	req.LeaseTTL = milliseconds(a.uint("lease_ttl_ms"))
+	req.CeremonyID = a.checked("ceremony_id", "ceremony_id")
+	req.StepID = a.checked("step_id", "step_id")
+	req.ActorKind = a.actorKind("actor_kind")
+	a.check("lease_owner_id", req.LeaseOwnerID)
+	a.check("idempotency_key", req.IdempotencyKey)
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.Claim(ctx, req))
 }
 
 func completeTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
+	a := parseToolArguments(raw)
 	req := made.CompleteRequest{}
-	status, err := a.required("status")
-	if err != nil {
-		return nil, err
-	}
-	switch made.StepStatus(status) {
+	switch status := made.StepStatus(a.required("status")); status {
 	case made.StepCompleted, made.StepFailed, made.StepWaitingForHuman, made.StepCancelled:
-		req.Status = made.StepStatus(status)
+		req.Status = status
 	default:
-		return nil, fmt.Errorf("`status` must be completed, failed, waiting_for_human or cancelled, not %s", status)
+		a.fail(fmt.Errorf("`status` must be completed, failed, waiting_for_human or cancelled, not %s", status))
 	}
-	if req.Output, err = a.object("output"); err != nil {
-		return nil, err
-	}
-	if req.Error, _, err = a.optional("error"); err != nil {
-		return nil, err
-	}
-	if req.Error != "" {
-		if err := checkValue("step_error_message", req.Error); err != nil {
-			return nil, err
-		}
-	}
+	req.Output = a.object("output")
+	req.Error, _ = a.optional("error")
+	a.check("step_error_message", req.Error)
 	switch {
 	case req.Status == made.StepFailed && req.Error == "":
-		return nil, errors.New("field `step_result.error_message` must not be empty")
+		a.fail(errors.New("field `step_result.error_message` must not be empty"))
 	case req.Status != made.StepFailed && req.Error != "":
-		return nil, errors.New("invariant violated: only failed step results may carry an error message")
+		a.fail(errors.New("invariant violated: only failed step results may carry an error message"))
 	}
-	if req.CeremonyID, err = a.checked("ceremony_id", "ceremony_id"); err != nil {
-		return nil, err
-	}
-	if req.StepID, err = a.checked("step_id", "step_id"); err != nil {
-		return nil, err
-	}
-	if req.ActorKind, err = a.actorKind("actor_kind"); err != nil {
-		return nil, err
+	req.CeremonyID = a.checked("ceremony_id", "ceremony_id")
+	req.StepID = a.checked("step_id", "step_id")
+	req.ActorKind = a.actorKind("actor_kind")
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.Complete(ctx, req))
 }
 
 func applyTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
+	a := parseToolArguments(raw)
+	req := made.TransitionRequest{
+		CeremonyID: a.checked("ceremony_id", "ceremony_id"),
+		Trigger:    a.checked("trigger", "transition_trigger"),
+		ActorKind:  a.actorKind("actor_kind"),
 	}
-	req := made.TransitionRequest{}
-	if req.CeremonyID, err = a.checked("ceremony_id", "ceremony_id"); err != nil {
-		return nil, err
-	}
-	if req.Trigger, err = a.checked("trigger", "transition_trigger"); err != nil {
-		return nil, err
-	}
-	if req.ActorKind, err = a.actorKind("actor_kind"); err != nil {
-		return nil, err
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.ApplyTransition(ctx, req))
 }
 
 func approveTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
+	a := parseToolArguments(raw)
+	req := made.ApproveRequest{
+		CeremonyID: a.checked("ceremony_id", "ceremony_id"),
+		GuardName:  a.checked("guard_name", "guard_name"),
+		RoleID:     a.checked("role_id", "role_id"),
+		RoleKind:   a.actorKind("role_kind"),
 	}
-	req := made.ApproveRequest{}
-	if req.CeremonyID, err = a.checked("ceremony_id", "ceremony_id"); err != nil {
-		return nil, err
-	}
-	if req.GuardName, err = a.checked("guard_name", "guard_name"); err != nil {
-		return nil, err
-	}
-	if req.RoleID, err = a.checked("role_id", "role_id"); err != nil {
-		return nil, err
-	}
-	if req.RoleKind, err = a.actorKind("role_kind"); err != nil {
-		return nil, err
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.ApproveGuard(ctx, req))
 }
 
 func deferTool(ctx context.Context, e made.Engine, raw json.RawMessage) (any, error) {
-	a, err := parseToolArguments(raw)
-	if err != nil {
-		return nil, err
-	}
+	a := parseToolArguments(raw)
 	req := made.DeferRequest{}
-	if req.CeremonyID, err = a.checked("ceremony_id", "ceremony_id"); err != nil {
-		return nil, err
+	req.CeremonyID = a.checked("ceremony_id", "ceremony_id")
+	req.GuardName = a.checked("guard_name", "guard_name")
+	req.Statement = a.required("statement")
+	req.Reason = a.required("reason")
+	req.ReconsiderWhen = a.strings("reconsider_when")
+	if a.err == nil && len(req.ReconsiderWhen) == 0 {
+		a.fail(errors.New("collection `ceremony_guard_deferral.reconsider_when` must contain at least one element"))
 	}
-	if req.GuardName, err = a.checked("guard_name", "guard_name"); err != nil {
-		return nil, err
-	}
-	if req.Statement, err = a.required("statement"); err != nil {
-		return nil, err
-	}
-	if req.Reason, err = a.required("reason"); err != nil {
-		return nil, err
-	}
-	if req.ReconsiderWhen, err = a.strings("reconsider_when"); err != nil {
-		return nil, err
-	}
-	if len(req.ReconsiderWhen) == 0 {
-		return nil, errors.New("collection `ceremony_guard_deferral.reconsider_when` must contain at least one element")
-	}
-	if err := checkValue("ceremony_guard_deferral.statement", req.Statement); err != nil {
-		return nil, err
-	}
-	if err := checkValue("ceremony_guard_deferral.reason", req.Reason); err != nil {
-		return nil, err
-	}
+	a.check("ceremony_guard_deferral.statement", req.Statement)
+	a.check("ceremony_guard_deferral.reason", req.Reason)
 	for _, condition := range req.ReconsiderWhen {
-		if err := checkValue("ceremony_guard_deferral.reconsider_when", condition); err != nil {
-			return nil, err
-		}
+		a.check("ceremony_guard_deferral.reconsider_when", condition)
 	}
-	if req.RoleID, err = a.checked("role_id", "role_id"); err != nil {
-		return nil, err
-	}
-	if req.RoleKind, err = a.actorKind("role_kind"); err != nil {
-		return nil, err
+	req.RoleID = a.checked("role_id", "role_id")
+	req.RoleKind = a.actorKind("role_kind")
+	if a.err != nil {
+		return nil, a.err
 	}
 	return instanceResult(e.DeferGuard(ctx, req))
 }
@@ -597,128 +503,154 @@ func milliseconds(ms uint64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// toolArguments are a tool call's arguments, numbers kept as json.Number.
-type toolArguments map[string]any
+// toolArguments reads a tool call's arguments, numbers kept as
+// json.Number. The first failure sticks: later reads return zero values and
+// leave it, so a tool checks err once and reports the first field made-mcp
+// would.
+type toolArguments struct {
+	m   map[string]any
+	err error
+}
 
-func parseToolArguments(raw json.RawMessage) (toolArguments, error) {
+func parseToolArguments(raw json.RawMessage) *toolArguments {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err == nil {
 		if m, ok := v.(map[string]any); ok {
-			return m, nil
+			return &toolArguments{m: m}
 		}
 	}
-	return nil, errors.New("tools/call.arguments must be an object")
+	return &toolArguments{err: errors.New("tools/call.arguments must be an object")}
+}
+
+// fail records err unless a failure came first.
+func (a *toolArguments) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+// check checks a non-empty s as made-mcp's value object named valueField
+// does.
+func (a *toolArguments) check(valueField, s string) {
+	if a.err == nil && s != "" {
+		a.fail(checkValue(valueField, s))
+	}
 }
 
 // optional reads a trimmed, non-blank string that may be absent.
-func (a toolArguments) optional(field string) (string, bool, error) {
-	v, ok := a[field]
+func (a *toolArguments) optional(field string) (string, bool) {
+	if a.err != nil {
+		return "", false
+	}
+	v, ok := a.m[field]
 	if !ok {
-		return "", false, nil
+		return "", false
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", false, fmt.Errorf("field `%s` must be a string", field)
+		a.fail(fmt.Errorf("field `%s` must be a string", field))
+		return "", false
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return "", false, fmt.Errorf("field `%s` must not be blank", field)
+		a.fail(fmt.Errorf("field `%s` must not be blank", field))
+		return "", false
 	}
-	return s, true, nil
+	return s, true
 }
 
-func (a toolArguments) required(field string) (string, error) {
-	s, ok, err := a.optional(field)
-	if err != nil {
-		return "", err
-	}
+func (a *toolArguments) required(field string) string {
+	s, ok := a.optional(field)
 	if !ok {
-		return "", fmt.Errorf("missing required field `%s`", field)
+		a.fail(fmt.Errorf("missing required field `%s`", field))
 	}
-	return s, nil
+	return s
 }
 
 // checked reads a required string and checks it as made-mcp's value object
 // named valueField does.
-func (a toolArguments) checked(field, valueField string) (string, error) {
-	s, err := a.required(field)
-	if err != nil {
-		return "", err
-	}
-	if err := checkValue(valueField, s); err != nil {
-		return "", err
-	}
-	return s, nil
+func (a *toolArguments) checked(field, valueField string) string {
+	s := a.required(field)
+	a.check(valueField, s)
+	return s
 }
 
-func (a toolArguments) actorKind(field string) (made.ActorKind, error) {
-	s, err := a.required(field)
-	if err != nil {
-		return "", err
+func (a *toolArguments) actorKind(field string) made.ActorKind {
+	s := a.required(field)
+	if a.err != nil {
+		return ""
 	}
 	switch k := made.ActorKind(s); k {
 	case made.ActorHuman, made.ActorAgent, made.ActorService, made.ActorEngine:
-		return k, nil
+		return k
 	default:
-		return "", fmt.Errorf("`%s` must be human, agent, service or engine, not %s", field, s)
+		a.fail(fmt.Errorf("`%s` must be human, agent, service or engine, not %s", field, s))
+		return ""
 	}
 }
 
 // uint reads an optional non-negative integer; absent is 0.
-func (a toolArguments) uint(field string) (uint64, error) {
-	v, ok := a[field]
-	if !ok {
-		return 0, nil
+func (a *toolArguments) uint(field string) uint64 {
+	v, ok := a.m[field]
+	if a.err != nil || !ok {
+		return 0
 	}
-	n, isNumber := v.(json.Number)
-	if isNumber {
+	if n, isNumber := v.(json.Number); isNumber {
 		if u, err := strconv.ParseUint(n.String(), 10, 64); err == nil {
-			return u, nil
+			return u
 		}
 	}
-	return 0, fmt.Errorf("field `%s` must be a non-negative integer", field)
+	a.fail(fmt.Errorf("field `%s` must be a non-negative integer", field))
+	return 0
 }
 
 // object reads an optional JSON object; absent is nil.
-func (a toolArguments) object(field string) (map[string]any, error) {
-	v, ok := a[field]
-	if !ok {
-		return nil, nil
+func (a *toolArguments) object(field string) map[string]any {
+	v, ok := a.m[field]
+	if a.err != nil || !ok {
+		return nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("invalid `%s`: invalid type: %s, expected a map", field, serdeUnexpected(v))
+		a.fail(fmt.Errorf("invalid `%s`: invalid type: %s, expected a map", field, serdeUnexpected(v)))
+		return nil
 	}
-	return plainNumbers(m).(map[string]any), nil
+	return plainNumbers(m).(map[string]any)
 }
 
 // strings reads a required array of trimmed, non-blank strings.
-func (a toolArguments) strings(field string) ([]string, error) {
-	v, ok := a[field]
+func (a *toolArguments) strings(field string) []string {
+	if a.err != nil {
+		return nil
+	}
+	v, ok := a.m[field]
 	if !ok {
-		return nil, fmt.Errorf("missing required field `%s`", field)
+		a.fail(fmt.Errorf("missing required field `%s`", field))
+		return nil
 	}
 	items, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("field `%s` must be an array of strings", field)
+		a.fail(fmt.Errorf("field `%s` must be an array of strings", field))
+		return nil
 	}
 	out := make([]string, 0, len(items))
 	for _, item := range items {
 		s, ok := item.(string)
 		if !ok {
-			return nil, fmt.Errorf("field `%s` must contain only strings", field)
+			a.fail(fmt.Errorf("field `%s` must contain only strings", field))
+			return nil
 		}
 		if s = strings.TrimSpace(s); s == "" {
-			return nil, fmt.Errorf("field `%s` must not contain blank strings", field)
+			a.fail(fmt.Errorf("field `%s` must not contain blank strings", field))
+			return nil
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out
 }
 
-// serdeUnexpected names a JSON value as serde_json's type errors do.
 func serdeUnexpected(v any) string {
 	switch v := v.(type) {
 	case nil:
