@@ -144,7 +144,7 @@ func (a *Ceremony) claim(ctx context.Context, id, step string, iteration int, tt
 
 // HandBack validates an axlr_step_done call against the open step.
 func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (workflows.HandBackResult, error) {
-	hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Step, in.Compact)
+	hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact)
 	if err != nil {
 		var refused handBackError
 		if errors.As(err, &refused) {
@@ -158,7 +158,7 @@ func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (wo
 // handBackError is a refused hand-back: the model's to fix.
 type handBackError struct{ error }
 
-func (a *Ceremony) handBack(sessionID, callKey, definition, step string, compact bool) (ceremonies.HandBack, error) {
+func (a *Ceremony) handBack(sessionID, callKey, definition, version, step string, compact bool) (ceremonies.HandBack, error) {
 	log, err := openLog(a.Store, sessionID)
 	if err != nil {
 		return ceremonies.HandBack{}, err
@@ -167,7 +167,7 @@ func (a *Ceremony) handBack(sessionID, callKey, definition, step string, compact
 	if err != nil {
 		return ceremonies.HandBack{}, err
 	}
-	hb, err := ceremonies.Validate(definition, step, []byte(tc.Arguments), compact)
+	hb, err := ceremonies.Validate(definition, version, step, []byte(tc.Arguments), compact)
 	if err != nil {
 		return ceremonies.HandBack{}, handBackError{err}
 	}
@@ -273,7 +273,7 @@ func revision(ctx context.Context, ws *tools.Workspace) (contract.CheckRecord, e
 func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (workflows.InstanceView, error) {
 	output := map[string]any{}
 	if in.CallKey != "" {
-		hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Step, in.Compact)
+		hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact)
 		if err != nil {
 			return workflows.InstanceView{}, temporal.NewNonRetryableApplicationError("hand-back no longer valid: "+err.Error(), workflows.ErrTypeSessionDiverged, err)
 		}

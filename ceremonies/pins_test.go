@@ -1,6 +1,9 @@
 package ceremonies
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"strings"
 	"testing"
@@ -34,7 +37,7 @@ func TestPins(t *testing.T) {
 			t.Errorf("%s: digest %s, pinned %s: bump the version and pin the new digest", d.File, got, d.Digest)
 		}
 		for _, st := range def.Steps {
-			if _, ok := StepOf(d.Name, st.ID); !ok {
+			if _, ok := StepOf(d.Name, d.Version, st.ID); !ok {
 				t.Errorf("%s step %s has no driver entry", d.File, st.ID)
 			}
 			if p, _ := st.Config["prompt"].(string); strings.TrimSpace(p) == "" {
@@ -49,6 +52,39 @@ func TestPins(t *testing.T) {
 	for _, f := range yamls {
 		if !pinned[f] {
 			t.Errorf("%s has no pin", f)
+		}
+	}
+}
+
+// TestStepsPinned holds the digest of each published version's steps: the
+// fields, checks, outcomes and instructions the driver and the hand-back
+// validation read for it. Runs in flight read them by name and version, so
+// a published version's steps never change; a change is a new version (a
+// new YAML, pin and entry in steps), and the old entry stays while runs of
+// it may be in flight.
+func TestStepsPinned(t *testing.T) {
+	pins := map[string]string{
+		"axlr_debug 2.0":    "e525952779caff90c14eb8cb273035d8a137eca3a74795a7b5f10247cb4e64ad",
+		"axlr_delivery 2.0": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
+	}
+	for key, list := range steps {
+		b, err := json.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		got := hex.EncodeToString(sum[:])
+		want, ok := pins[key]
+		switch {
+		case !ok:
+			t.Errorf("steps of %s have no pin; add %q: %q", key, key, got)
+		case got != want:
+			t.Errorf("steps of %s changed: digest %s, pinned %s; publish a new version instead of changing this one", key, got, want)
+		}
+	}
+	for key := range pins {
+		if _, ok := steps[key]; !ok {
+			t.Errorf("pinned steps of %s are gone: a run in flight may still read them", key)
 		}
 	}
 }

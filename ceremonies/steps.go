@@ -2,6 +2,7 @@ package ceremonies
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,9 +88,13 @@ var (
 	fRerun      = Field{"check_command", Command, "Ignored: AXLR reruns the command accepted earlier."}
 )
 
-// steps are the driver's view of each pinned definition's steps.
+// steps are the driver's view of each pinned definition's steps, by name
+// and version. A version's steps never change once it is published: the
+// runs in flight read them, and TestStepsPinned holds their digests. A
+// change is a new version with its own entry, beside the old one for as
+// long as runs of it may be in flight.
 var steps = map[string][]Step{
-	"axlr_debug": {
+	"axlr_debug 2.0": {
 		{ID: "reproduce", Fields: []Field{fCheck, fExpected, fObserved, fRepro},
 			Requires: [][]string{{"check_command", "expected", "observed"}, {"reproducible", "observed"}},
 			Check:    CheckReproduce, Outcome: "reproduced", ReadOnly: true,
@@ -104,7 +109,7 @@ var steps = map[string][]Step{
 			Requires: [][]string{{"report", "summary_en"}}, Check: CheckRevision, Outcome: "integrated",
 			Compact: `Example: axlr_step_done({"report": "TestParse failed on empty input; Parse now returns ErrEmpty; go test passes", "summary_en": "Fixed Parse on empty input."}). Do not commit.`},
 	},
-	"axlr_delivery": {
+	"axlr_delivery 2.0": {
 		{ID: "brief", Fields: []Field{fCriteria, fScope, fBriefCheck},
 			Requires: [][]string{{"criteria", "scope", "check_command"}}, Check: CheckBaseline, Outcome: "ready", ReadOnly: true,
 			Compact: `Example: axlr_step_done({"criteria": "a CHANGELOG entry for 1.2", "scope": "CHANGELOG.md", "check_command": {"program": "grep", "args": ["-q", "## 1.2", "CHANGELOG.md"]}}). Change nothing yet.`},
@@ -117,9 +122,18 @@ var steps = map[string][]Step{
 	},
 }
 
-// StepOf returns a step of a definition.
-func StepOf(definition, step string) (Step, bool) {
-	for _, s := range steps[definition] {
+// unversioned is the version an empty one names: activity inputs recorded
+// before the driver named versions, when 2.0 was the only one.
+const unversioned = "2.0"
+
+// stepsOf returns the steps of a definition's version.
+func stepsOf(definition, version string) []Step {
+	return steps[definition+" "+cmp.Or(version, unversioned)]
+}
+
+// StepOf returns a step of a definition's version (empty: 2.0).
+func StepOf(definition, version, step string) (Step, bool) {
+	for _, s := range stepsOf(definition, version) {
 		if s.ID == step {
 			return s, true
 		}
@@ -174,10 +188,10 @@ type HandBack struct {
 // not take is dropped and named in Ignored, and a check_command (or its
 // args) sent as one string is split on spaces, or run with sh -c when it
 // holds shell syntax.
-func Validate(definition, step string, args []byte, compact bool) (HandBack, error) {
-	st, ok := StepOf(definition, step)
+func Validate(definition, version, step string, args []byte, compact bool) (HandBack, error) {
+	st, ok := StepOf(definition, version, step)
 	if !ok {
-		return HandBack{}, fmt.Errorf("ceremony %s has no step %q", definition, step)
+		return HandBack{}, fmt.Errorf("ceremony %s %s has no step %q", definition, cmp.Or(version, unversioned), step)
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(orEmpty(args)))
@@ -343,17 +357,17 @@ func orEmpty(b []byte) []byte {
 // StepDoneSchema is the JSON Schema of axlr_step_done's arguments: every
 // field of the ceremony under the standard profile, the step's own under the
 // compact one.
-func StepDoneSchema(definition, step string, compact bool) (json.RawMessage, error) {
+func StepDoneSchema(definition, version, step string, compact bool) (json.RawMessage, error) {
 	var fields []Field
 	if compact {
-		st, ok := StepOf(definition, step)
+		st, ok := StepOf(definition, version, step)
 		if !ok {
-			return nil, fmt.Errorf("ceremony %s has no step %q", definition, step)
+			return nil, fmt.Errorf("ceremony %s %s has no step %q", definition, cmp.Or(version, unversioned), step)
 		}
 		fields = st.Fields
 	} else {
 		seen := map[string]bool{}
-		for _, st := range steps[definition] {
+		for _, st := range stepsOf(definition, version) {
 			for _, f := range st.Fields {
 				if !seen[f.Name] {
 					seen[f.Name] = true

@@ -55,7 +55,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hb, err := Validate(tt.def, tt.step, []byte(tt.args), tt.compact)
+			hb, err := Validate(tt.def, "2.0", tt.step, []byte(tt.args), tt.compact)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)
@@ -73,11 +73,11 @@ func TestValidate(t *testing.T) {
 }
 
 func TestStepDoneSchema(t *testing.T) {
-	standard, err := StepDoneSchema("axlr_debug", "repair", false)
+	standard, err := StepDoneSchema("axlr_debug", "2.0", "repair", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	compact, err := StepDoneSchema("axlr_debug", "repair", true)
+	compact, err := StepDoneSchema("axlr_debug", "2.0", "repair", true)
 	if err != nil {
 		t.Fatal(err)
 	}

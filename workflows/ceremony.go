@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -210,8 +211,11 @@ type HandBackInput struct {
 	SessionID  string `json:"session_id"`
 	CallKey    string `json:"call_key"`
 	Definition string `json:"definition"`
-	Step       string `json:"step"`
-	Compact    bool   `json:"compact,omitempty"`
+	// Version of the definition; empty (inputs recorded before versions
+	// were named) is 2.0.
+	Version string `json:"version,omitempty"`
+	Step    string `json:"step"`
+	Compact bool   `json:"compact,omitempty"`
 }
 
 // HandBackResult is the validation's verdict.
@@ -236,6 +240,7 @@ type CompleteInput struct {
 	SessionID  string         `json:"session_id"`
 	CallKey    string         `json:"call_key,omitempty"`
 	Definition string         `json:"definition"`
+	Version    string         `json:"version,omitempty"`
 	InstanceID string         `json:"instance_id"`
 	Step       string         `json:"step"`
 	Iteration  int            `json:"iteration"`
@@ -291,33 +296,112 @@ const ErrTypeMadeRefused = "MadeRefused"
 // errPaused ends a turn whose step ran out of tool calls three times.
 var errPaused = errors.New("paused for the person")
 
-// startCeremony opens the instance for a ceremony mode and claims its first
-// step. The person's prompt is the brief.
-func (s *sessionRun) startCeremony(ctx workflow.Context, mode, prompt string) error {
+// Driver is the ceremony driver as a component: it keeps a ceremony's
+// state in its host's slot, plugs into the host's turn through TurnHooks
+// (the step's tools, its budget and deadline, axlr_step_done, a model that
+// answers with the step open) and reaches the transcript through the
+// turn. A driver with no ceremony running takes nothing but the calls of
+// its own tools, which it refuses.
+type Driver struct {
+	// slot is where the host keeps the ceremony: the one that runs, or the
+	// last one that ended; nil before the first.
+	slot **CeremonyState
+	t    *Turn
+	// mode is the host's work mode: the ceremony's while it runs, normal
+	// once it ends.
+	mode *string
+	// approved are the check commands approved with the work (a task's);
+	// any other waits for the person.
+	approved []ceremonies.CheckCommand
+}
+
+var _ TurnHooks = (*Driver)(nil)
+
+func (d *Driver) c() *CeremonyState { return *d.slot }
+
+// Active reports whether a ceremony drives the host's turn.
+func (d *Driver) Active() bool { return d.c().Active() }
+
+// Outcome is the ceremony's outcome for the result of an execution: the
+// ceremony the execution drove, else nil.
+func (d *Driver) Outcome(executionID string) *contract.CeremonyOutcome {
+	if c := d.c(); c != nil && c.Execution == executionID {
+		return c.outcome()
+	}
+	return nil
+}
+
+// Start opens the instance for a ceremony mode, claims its first step and
+// tells the model where it stands. The person's prompt is the brief.
+func (d *Driver) Start(ctx workflow.Context, mode, prompt, executionID string) error {
 	def, _ := ceremonies.ForMode(mode)
-	id := fmt.Sprintf("axlr-%s-%d", s.st.Current(), workflow.Now(ctx).Unix())
+	id := fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
 	var res CeremonyStartResult
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, CeremonyStartInput{
-		Mode: mode, InstanceID: id, SessionID: s.st.Current(),
-		Context: map[string]any{def.BriefInput: prompt, "workspace": s.st.Root},
+		Mode: mode, InstanceID: id, SessionID: d.t.Current(),
+		Context: map[string]any{def.BriefInput: prompt, "workspace": d.t.st.Root},
 	}).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("start ceremony %s %s: %w", def.Name, def.Version, err)
 	}
-	t := s.st.Turn
-	s.st.Ceremony = &CeremonyState{
+	snap := d.t.st.Snapshot
+	*d.slot = &CeremonyState{
 		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
-		Compact:      t.CeremonyProfile == "compact" || (t.CeremonyProfile != "standard" && t.ContextCap > 0 && t.ContextCap <= CompactWindow),
+		Compact:      snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow),
 		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt,
 	}
-	s.st.Mode = mode
-	s.claimed(ctx, res.Instance)
-	return nil
+	*d.mode = mode
+	d.claimed(ctx, res.Instance)
+	d.c().Execution = executionID
+	return d.note(ctx, "began", d.c().stepNote(true))
+}
+
+// Continue takes a new prompt while the ceremony runs: the prompt
+// continues the open step with a fresh budget.
+func (d *Driver) Continue(ctx workflow.Context, executionID string) error {
+	c := d.c()
+	c.Execution = executionID
+	c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
+	if c.Step == "" {
+		return nil
+	}
+	return d.note(ctx, "prompt", c.stepNote(false))
+}
+
+// Resumed takes note that a decision continues the ceremony's execution.
+func (d *Driver) Resumed(executionID string) {
+	if c := d.c(); c.Active() {
+		c.Execution = executionID
+	}
+}
+
+// Decide applies the person's decision on a check command that waits: an
+// approved command is accepted and the hand-back goes on; a refused one
+// leaves MADE untouched and the model is told.
+func (d *Driver) Decide(ctx workflow.Context, p *PendingState, req *DecideRequest) error {
+	if req.Decision == contract.Approve {
+		d.t.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Approve, contract.CallCompleted)
+		return d.stepDone(ctx, p.Call, p.Queue, true)
+	}
+	d.t.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
+	msg := "the person refused the check command " + p.Check.String()
+	if req.Reason != "" {
+		msg += ": " + req.Reason
+	}
+	return d.t.Record(ctx, p.Call, contract.CallDenied, contract.Deny, stepReply{Step: d.c().Step, Error: msg + ". MADE is unchanged; propose another command or explain."}.text())
+}
+
+// step is what the driver knows of the open step, read by the
+// definition's name and version: a published version's steps never
+// change, so a run in flight reads what it started with.
+func (c *CeremonyState) step() ceremonies.Step {
+	st, _ := ceremonies.StepOf(c.Definition, c.Version, c.Step)
+	return st
 }
 
 // claimed takes note of a claimed step.
-func (s *sessionRun) claimed(ctx workflow.Context, v InstanceView) {
-	c := s.st.Ceremony
+func (d *Driver) claimed(ctx workflow.Context, v InstanceView) {
+	c := d.c()
 	c.State = v.State
 	c.Step = v.NextStep
 	if st, ok := v.step(v.NextStep); ok {
@@ -325,8 +409,8 @@ func (s *sessionRun) claimed(ctx workflow.Context, v InstanceView) {
 	}
 	c.Calls, c.Renewals, c.BudgetNoted, c.Reminded, c.LastCall = 0, 0, false, false, ""
 	c.Deadline = workflow.Now(ctx).Add(c.StepTimeout)
-	c.StepSession, c.StepFrom = s.st.Current(), s.st.Revision
-	s.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: s.st.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, State: c.State})
+	c.StepSession, c.StepFrom = d.t.Current(), d.t.st.Revision
+	d.t.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, State: c.State})
 }
 
 // stepNote is the console note that tells the model where the ceremony
@@ -342,7 +426,7 @@ func (c *CeremonyState) stepNote(began bool) string {
 
 func (c *CeremonyState) instruction() string {
 	if c.Compact {
-		if st, ok := ceremonies.StepOf(c.Definition, c.Step); ok {
+		if st := c.step(); st.ID != "" {
 			return st.Compact
 		}
 	}
@@ -350,27 +434,28 @@ func (c *CeremonyState) instruction() string {
 }
 
 // note appends an [AXLR] note to the transcript.
-func (s *sessionRun) note(ctx workflow.Context, kind, text string) error {
-	c := s.st.Ceremony
+func (d *Driver) note(ctx workflow.Context, kind, text string) error {
+	c := d.c()
 	c.Notes++
-	var res RecordToolResultResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityAppendNote, AppendNoteInput{
-		SessionID: s.st.Current(), Key: fmt.Sprintf("note:%s:%d:%s", c.InstanceID, c.Notes, kind), Text: text,
-	}).Get(ctx, &res)
-	if err != nil {
+	if err := d.t.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("note:%s:%d:%s", c.InstanceID, c.Notes, kind), text); err != nil {
 		return fmt.Errorf("append %s note: %w", kind, err)
 	}
-	s.st.Revision = res.Revision
 	return nil
 }
 
-// ceremonyTools returns the tools offered while a step is open.
-func (s *sessionRun) ceremonyTools(tools []string) []string {
-	c := s.st.Ceremony
-	if !c.Active() || c.Step == "" {
-		return tools
+// stepOpen reports whether a ceremony runs with a step open.
+func (d *Driver) stepOpen() bool { c := d.c(); return c.Active() && c.Step != "" }
+
+// Offer is the tools offered while a step is open: the compact profile
+// hides writes in read-only steps and adds axlr_history; axlr_step_done
+// comes last.
+func (d *Driver) Offer(tools []string) Offer {
+	c := d.c()
+	o := Offer{Tools: tools, Compact: c.Active() && c.Compact}
+	if !d.stepOpen() {
+		return o
 	}
-	st, _ := ceremonies.StepOf(c.Definition, c.Step)
+	st := c.step()
 	var out []string
 	for _, t := range tools {
 		if c.Compact && st.ReadOnly && (t == "local_write" || t == "local_edit") {
@@ -381,23 +466,54 @@ func (s *sessionRun) ceremonyTools(tools []string) []string {
 	if c.Compact {
 		out = append(out, HistoryTool)
 	}
-	return append(out, StepDoneTool)
+	o.Tools = append(out, StepDoneTool)
+	o.StepDone = &StepDoneSpec{Definition: c.Definition, Version: c.Version, Step: c.Step, Compact: c.Compact}
+	return o
 }
 
-// beforeRequest enforces the open step's deadline and tool-call budget
+// OnCall takes axlr_step_done while a step is open, counts the step's
+// calls, and applies the compact profile's refusals; outside a step it
+// refuses the driver's own tools.
+func (d *Driver) OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bool, error) {
+	if cer := d.c(); d.stepOpen() {
+		if c.Tool == StepDoneTool {
+			return true, d.stepDone(ctx, c, rest, false)
+		}
+		cer.Calls++
+		if cer.Compact {
+			same := c.Tool + " " + string(c.Preview)
+			if same == cer.LastCall {
+				return true, d.t.Record(ctx, c, contract.CallFailed, "", "same call as before; change something")
+			}
+			cer.LastCall = same
+			if cer.step().ReadOnly && (c.Tool == "local_write" || c.Tool == "local_edit") {
+				return true, d.t.Record(ctx, c, contract.CallFailed, "", fmt.Sprintf("%s is not available in step %s: this step reads, and changes nothing", c.Tool, cer.Step))
+			}
+		}
+	}
+	if c.Tool == StepDoneTool {
+		return true, d.t.Record(ctx, c, contract.CallFailed, "", stepReply{Error: "no ceremony step is open in this session"}.text())
+	}
+	if cer := d.c(); c.Tool == HistoryTool && !(d.stepOpen() && cer.Compact) {
+		return true, d.t.Record(ctx, c, contract.CallFailed, "", HistoryTool+" is not offered here: it reads the transcript in a compact ceremony step")
+	}
+	return false, nil
+}
+
+// BeforeRequest enforces the open step's deadline and tool-call budget
 // before a model request: a note at a fifth left, a new budget at the
 // limit (twice), then a pause for the person.
-func (s *sessionRun) beforeRequest(ctx workflow.Context) error {
-	c := s.st.Ceremony
-	if !c.Active() || c.Step == "" {
+func (d *Driver) BeforeRequest(ctx workflow.Context) error {
+	if !d.stepOpen() {
 		return nil
 	}
+	c := d.c()
 	if workflow.Now(ctx).After(c.Deadline) {
 		step := c.Step
-		if err := s.stopCeremony(ctx, StoppedTimeout, fmt.Sprintf("step %s passed its %s timeout", step, c.StepTimeout), "failed"); err != nil {
+		if err := d.stop(ctx, StoppedTimeout, fmt.Sprintf("step %s passed its %s timeout", step, c.StepTimeout), "failed"); err != nil {
 			return err
 		}
-		return s.note(ctx, "timeout", fmt.Sprintf("[AXLR] Step %s passed its %s timeout: the ceremony %s was stopped and the session is back in normal mode. Answer the person.", step, c.StepTimeout, c.InstanceID))
+		return d.note(ctx, "timeout", fmt.Sprintf("[AXLR] Step %s passed its %s timeout: the ceremony %s was stopped and the session is back in normal mode. Answer the person.", step, c.StepTimeout, c.InstanceID))
 	}
 	budget := c.budget()
 	switch left := budget - c.Calls; {
@@ -406,11 +522,11 @@ func (s *sessionRun) beforeRequest(ctx workflow.Context) error {
 	case left <= 0:
 		c.Renewals++
 		c.Calls, c.BudgetNoted = 0, false
-		return s.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] Step %s used its %d tool calls. AXLR continues it with a new budget of %d (%d of %d); finish the step and hand it back with %s.",
+		return d.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] Step %s used its %d tool calls. AXLR continues it with a new budget of %d (%d of %d); finish the step and hand it back with %s.",
 			c.Step, budget, budget, c.Renewals, MaxBudgetRenewals, StepDoneTool))
 	case left <= budget/5 && !c.BudgetNoted:
 		c.BudgetNoted = true
-		return s.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] %d tool calls remain for step %s: finish it and hand it back with %s.", left, c.Step, StepDoneTool))
+		return d.note(ctx, "budget", fmt.Sprintf("[AXLR · budget] %d tool calls remain for step %s: finish it and hand it back with %s.", left, c.Step, StepDoneTool))
 	}
 	return nil
 }
@@ -428,14 +544,14 @@ func markupIn(text string) string {
 	return ""
 }
 
-// answeredWithStepOpen handles a model that ends its turn while the step is
-// open: one visible reminder, then the instance is stopped and the model
-// answers the person. It reports whether the turn goes on.
-func (s *sessionRun) answeredWithStepOpen(ctx workflow.Context, text string) (bool, error) {
-	c := s.st.Ceremony
-	if !c.Active() || c.Step == "" {
+// OnAnswer handles a model that ends its turn while the step is open: one
+// visible reminder, then the instance is stopped and the model answers the
+// person. It reports whether the turn goes on.
+func (d *Driver) OnAnswer(ctx workflow.Context, text string) (bool, error) {
+	if !d.stepOpen() {
 		return false, nil
 	}
+	c := d.c()
 	markup := markupIn(text)
 	if !c.Reminded {
 		c.Reminded = true
@@ -443,35 +559,35 @@ func (s *sessionRun) answeredWithStepOpen(ctx workflow.Context, text string) (bo
 		if markup != "" {
 			msg += fmt.Sprintf(" Your answer held a tool call written as text (%s): the server's tool-call parser did not turn it into a call. Call the tool itself.", markup)
 		}
-		return true, s.note(ctx, "reminder", msg)
+		return true, d.note(ctx, "reminder", msg)
 	}
 	step := c.Step
-	if err := s.stopCeremony(ctx, StoppedStalled, fmt.Sprintf("the model ended its turn twice with step %s open", step), "cancelled"); err != nil {
+	if err := d.stop(ctx, StoppedStalled, fmt.Sprintf("the model ended its turn twice with step %s open", step), "cancelled"); err != nil {
 		return false, err
 	}
 	msg := fmt.Sprintf("[AXLR] The ceremony %s was stopped: you ended your turn twice with step %s open. The session is back in normal mode; answer the person.", c.InstanceID, step)
 	if markup != "" {
 		msg += fmt.Sprintf(" The answers held tool-call markup (%s): the server's tool-call parser is the first suspect.", markup)
 	}
-	return true, s.note(ctx, "stalled", msg)
+	return true, d.note(ctx, "stalled", msg)
 }
 
-// stopCeremony ends the open step in MADE (cancelled or failed) and returns
-// the session to normal mode.
-func (s *sessionRun) stopCeremony(ctx workflow.Context, why, detail, status string) error {
-	c := s.st.Ceremony
+// stop ends the open step in MADE (cancelled or failed) and returns the
+// host to normal mode.
+func (d *Driver) stop(ctx workflow.Context, why, detail, status string) error {
+	c := d.c()
 	var v InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
-		SessionID: s.st.Current(), Definition: c.Definition, InstanceID: c.InstanceID, Step: c.Step, Iteration: c.Iteration,
+		SessionID: d.t.Current(), Definition: c.Definition, Version: c.Version, InstanceID: c.InstanceID, Step: c.Step, Iteration: c.Iteration,
 		Status: status, Recorded: map[string]any{"reason": why, "detail": detail},
 	}).Get(ctx, &v)
 	if err != nil {
 		return fmt.Errorf("stop ceremony %s: %w", c.InstanceID, err)
 	}
 	c.Records = append(c.Records, contract.StepRecord{Step: c.Step, Iteration: c.Iteration, Status: status, Output: map[string]any{"reason": why, "detail": detail}})
-	s.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: s.st.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Status: contract.CallStatus(status), Reason: detail})
+	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Status: contract.CallStatus(status), Reason: detail})
 	c.State, c.Step, c.Ended, c.Stopped = v.State, "", true, why+": "+detail
-	s.st.Mode = "normal"
+	*d.mode = "normal"
 	return nil
 }
 
@@ -498,26 +614,31 @@ func (r stepReply) text() string {
 	return string(b)
 }
 
+// preapproved reports whether a check command was approved with the work.
+func (d *Driver) preapproved(cmd ceremonies.CheckCommand) bool {
+	return slices.ContainsFunc(d.approved, cmd.Equal)
+}
+
 // stepDone handles an axlr_step_done call: validate, approve the command,
 // check, complete, transition, claim the next step, answer the model.
-func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, approved bool) error {
-	cer := s.st.Ceremony
-	if !cer.Active() || cer.Step == "" {
-		return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Error: "no ceremony step is open in this session"}.text())
+func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, approved bool) error {
+	cer := d.c()
+	if !d.stepOpen() {
+		return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Error: "no ceremony step is open in this session"}.text())
 	}
 	var hb HandBackResult
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityCeremonyHandBack, HandBackInput{
-		SessionID: s.st.Current(), CallKey: c.Key, Definition: cer.Definition, Step: cer.Step, Compact: cer.Compact,
+		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
 	}).Get(ctx, &hb)
 	if err != nil {
 		return fmt.Errorf("check hand-back of %s: %w", cer.Step, err)
 	}
 	if hb.Error != "" {
 		// Refused: MADE is untouched and the model is told why.
-		return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: hb.Error}.text())
+		return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: hb.Error}.text())
 	}
 	handedBack := cer.Step
-	st, _ := ceremonies.StepOf(cer.Definition, cer.Step)
+	st := cer.step()
 	reply := stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: hb.Ignored}
 	decision := contract.AutoApprove
 	if approved {
@@ -534,15 +655,15 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 			break
 		}
 		if cer.Command == nil || !cer.Command.Equal(*hb.Command) {
-			if !approved {
-				return s.askCheck(c, rest, *hb.Command)
+			if !approved && !d.preapproved(*hb.Command) {
+				return d.askCheck(c, rest, *hb.Command)
 			}
 			cer.Command = hb.Command
 		}
 		cmd = cer.Command
 	case ceremonies.CheckRerun:
 		if cer.Command == nil {
-			return s.record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())
+			return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())
 		}
 		if hb.Command != nil && !hb.Command.Equal(*cer.Command) {
 			reply.Feedback = fmt.Sprintf("check_command %s ignored: AXLR reruns the accepted command %s. ", hb.Command, cer.Command)
@@ -550,7 +671,7 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 		cmd = cer.Command
 	}
 	if cmd != nil || st.Check == ceremonies.CheckRevision {
-		check, err := s.runCheck(ctx, fmt.Sprintf("%s:%s:%d", cer.InstanceID, cer.Step, cer.Iteration), cmd)
+		check, err := d.runCheck(ctx, fmt.Sprintf("%s:%s:%d", cer.InstanceID, cer.Step, cer.Iteration), cmd)
 		if err != nil {
 			return err
 		}
@@ -571,36 +692,36 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 		}
 		if st.Check != ceremonies.CheckRevision {
 			recorded["check"] = check
-			reply.Check = s.shownCheck(check)
+			reply.Check = cer.shownCheck(check)
 		}
 	}
 	var v InstanceView
 	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
-		SessionID: s.st.Current(), CallKey: c.Key, Definition: cer.Definition, InstanceID: cer.InstanceID,
+		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
 		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: recorded, Compact: cer.Compact,
 	}).Get(ctx, &v)
 	if err != nil {
 		return fmt.Errorf("complete step %s: %w", cer.Step, err)
 	}
 	rec := contract.StepRecord{Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)}
-	if cer.StepSession == s.st.Current() && s.st.Revision > cer.StepFrom {
-		rec.Transcript = &contract.TranscriptSpan{SessionID: cer.StepSession, From: cer.StepFrom, To: s.st.Revision - 1}
+	if cer.StepSession == d.t.Current() && d.t.st.Revision > cer.StepFrom {
+		rec.Transcript = &contract.TranscriptSpan{SessionID: cer.StepSession, From: cer.StepFrom, To: d.t.st.Revision - 1}
 	}
 	if ch, ok := recorded["check"].(contract.CheckRecord); ok {
 		rec.Check = &ch
 	}
 	cer.Records = append(cer.Records, rec)
-	s.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: s.st.Current(), Instance: cer.InstanceID, Step: cer.Step, Iteration: cer.Iteration, Status: contract.CallCompleted})
-	if err := s.advance(ctx, v, &reply); err != nil {
+	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: cer.InstanceID, Step: cer.Step, Iteration: cer.Iteration, Status: contract.CallCompleted})
+	if err := d.advance(ctx, v, &reply); err != nil {
 		return err
 	}
-	if err := s.record(ctx, c, contract.CallCompleted, decision, reply.text()); err != nil {
+	if err := d.t.Record(ctx, c, contract.CallCompleted, decision, reply.text()); err != nil {
 		return err
 	}
 	if cer.Compact && cer.Active() && cer.Step != "" && cer.Step != handedBack {
 		// The compact profile starts each step from a ledger, not from the
 		// whole transcript.
-		return s.resetView(ctx, reply.text())
+		return d.resetView(ctx, reply.text())
 	}
 	return nil
 }
@@ -608,8 +729,8 @@ func (s *sessionRun) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCal
 // resetView makes the model's next request start from the ledger: the
 // request that began the ceremony, one line per accepted step, then the
 // hand-back that opened the step.
-func (s *sessionRun) resetView(ctx workflow.Context, opening string) error {
-	c := s.st.Ceremony
+func (d *Driver) resetView(ctx workflow.Context, opening string) error {
+	c := d.c()
 	var b strings.Builder
 	fmt.Fprintf(&b, "[AXLR] Ceremony %s %s (instance %s), compact profile: the ledger so far.\n\nThe person's request:\n%s\n\nAccepted steps:\n", c.Definition, c.Version, c.InstanceID, c.Brief)
 	for _, r := range c.Records {
@@ -617,7 +738,7 @@ func (s *sessionRun) resetView(ctx workflow.Context, opening string) error {
 		if r.Check != nil {
 			fmt.Fprintf(&b, "; check %s exited %d", (ceremonies.CheckCommand{Program: r.Check.Program, Args: r.Check.Args}).String(), r.Check.ExitCode)
 		}
-		if t := r.Transcript; t != nil && t.SessionID == s.st.Current() {
+		if t := r.Transcript; t != nil && t.SessionID == d.t.Current() {
 			fmt.Fprintf(&b, "; messages #%d-#%d", t.From, t.To)
 		}
 		b.WriteString("\n")
@@ -625,41 +746,33 @@ func (s *sessionRun) resetView(ctx workflow.Context, opening string) error {
 	fmt.Fprintf(&b, "The saved transcript keeps every message; %s reads any of them by number.\n", HistoryTool)
 	fmt.Fprintf(&b, "\nThe hand-back that opened step %s:\n%s\n\n%s", c.Step, opening, c.stepNote(false))
 	c.Notes++
-	var res RecordToolResultResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityResetView, AppendNoteInput{
-		SessionID: s.st.Current(), Key: fmt.Sprintf("view:%s:%d", c.InstanceID, c.Notes), Text: b.String(),
-	}).Get(ctx, &res)
-	if err != nil {
+	if err := d.t.AppendConsole(ctx, ActivityResetView, fmt.Sprintf("view:%s:%d", c.InstanceID, c.Notes), b.String()); err != nil {
 		return fmt.Errorf("start step %s from its ledger: %w", c.Step, err)
 	}
-	s.st.Revision = res.Revision
 	return nil
 }
 
 // askCheck makes the step's check command wait for the person's approval:
 // the execution ends needs_decision with the command as the pending call.
-func (s *sessionRun) askCheck(c ModelCall, rest []ModelCall, cmd ceremonies.CheckCommand) error {
+func (d *Driver) askCheck(c ModelCall, rest []ModelCall, cmd ceremonies.CheckCommand) error {
 	reason := "a check command needs the person's approval"
-	if s.st.Ceremony.Command != nil {
-		reason = "a changed check command needs the person's approval (accepted: " + s.st.Ceremony.Command.String() + ")"
+	if accepted := d.c().Command; accepted != nil {
+		reason = "a changed check command needs the person's approval (accepted: " + accepted.String() + ")"
 	}
-	s.st.Pending = &PendingState{Call: c, Queue: rest, Reason: reason, Check: &cmd}
-	s.setCall(ModelCall{Key: c.Key, CallID: c.CallID, Tool: CheckTool}, "", contract.CallPending)
 	args, _ := json.Marshal(cmd)
-	s.emit(contract.Event{Type: contract.EventDecisionRequired, SessionID: s.st.Current(), CallID: c.CallID, Tool: CheckTool, Arguments: args, Reason: reason})
-	return errPending
+	return d.t.Wait(PendingState{Call: c, Queue: rest, Reason: reason, Check: &cmd}, CheckTool, args)
 }
 
 // runCheck runs a check command, or records the revision when cmd is nil.
-func (s *sessionRun) runCheck(ctx workflow.Context, key string, cmd *ceremonies.CheckCommand) (contract.CheckRecord, error) {
-	in := RunCheckInput{SessionID: s.st.Current(), Root: s.st.Root, Key: key}
+func (d *Driver) runCheck(ctx workflow.Context, key string, cmd *ceremonies.CheckCommand) (contract.CheckRecord, error) {
+	in := RunCheckInput{SessionID: d.t.Current(), Root: d.t.st.Root, Key: key}
 	if cmd != nil {
 		in.Command = *cmd
 	} else {
 		in.Key += ":revision"
 	}
 	var rec contract.CheckRecord
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, CheckOptions), ActivityCeremonyRunCheck, in).Get(ctx, &rec); err != nil {
+	if err := executeActivity(ctx, CheckOptions, ActivityCeremonyRunCheck, in, &rec); err != nil {
 		return rec, fmt.Errorf("run check %s: %w", key, err)
 	}
 	return rec, nil
@@ -667,11 +780,11 @@ func (s *sessionRun) runCheck(ctx workflow.Context, key string, cmd *ceremonies.
 
 // shownCheck is the check as the model reads it: the compact profile shows
 // the last 2 KiB of the output (MADE keeps the full evidence).
-func (s *sessionRun) shownCheck(c contract.CheckRecord) *contract.CheckRecord {
-	if s.st.Ceremony.Compact && len(c.OutputTail) > 2<<10 {
-		c.OutputTail = c.OutputTail[len(c.OutputTail)-2<<10:]
+func (c *CeremonyState) shownCheck(r contract.CheckRecord) *contract.CheckRecord {
+	if c.Compact && len(r.OutputTail) > 2<<10 {
+		r.OutputTail = r.OutputTail[len(r.OutputTail)-2<<10:]
 	}
-	return &c
+	return &r
 }
 
 // revisionOf reads the revision check's output: HEAD on the first line,
@@ -685,7 +798,7 @@ func revisionOf(c contract.CheckRecord) (string, string) {
 // recorded fields without the check, which the record carries apart.
 func recordedForResult(recorded map[string]any) map[string]any {
 	out := map[string]any{}
-	for k, v := range recorded {
+	for k, v := range recorded { //workflowcheck:ignore copying a map into a map does not depend on the order
 		if k != "check" {
 			out[k] = v
 		}
@@ -695,11 +808,11 @@ func recordedForResult(recorded map[string]any) map[string]any {
 
 // advance moves the instance on after a completion: the same step again
 // when it repeats, else the enabled transition and the next step's claim.
-func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {
-	cer := s.st.Ceremony
+func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {
+	cer := d.c()
 	if st, ok := v.step(cer.Step); ok && st.Status == "pending" && st.Iteration > cer.Iteration {
 		reply.Feedback += fmt.Sprintf("Step %s continues: iteration %d.", cer.Step, st.Iteration)
-		return s.claim(ctx, cer.Step, st.Iteration, reply)
+		return d.claim(ctx, cer.Step, st.Iteration, reply)
 	}
 	if len(v.Enabled) == 0 {
 		cer.State = v.State
@@ -716,12 +829,12 @@ func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepRe
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", trigger, err)
 	}
-	s.emit(contract.Event{Type: contract.EventTransition, SessionID: s.st.Current(), Instance: cer.InstanceID, Trigger: trigger, State: next.State})
+	d.t.emit(contract.Event{Type: contract.EventTransition, SessionID: d.t.Current(), Instance: cer.InstanceID, Trigger: trigger, State: next.State})
 	cer.State = next.State
 	reply.State = next.State
 	if next.Completed {
 		cer.Step, cer.Ended = "", true
-		s.st.Mode = "normal"
+		*d.mode = "normal"
 		reply.Ceremony = next.State
 		reply.Feedback += fmt.Sprintf("The ceremony ended %s; the session is back in normal mode. Answer the person.", next.State)
 		return nil
@@ -732,12 +845,12 @@ func (s *sessionRun) advance(ctx workflow.Context, v InstanceView, reply *stepRe
 		return nil
 	}
 	st, _ := next.step(next.NextStep)
-	return s.claim(ctx, next.NextStep, max(st.Iteration, 1), reply)
+	return d.claim(ctx, next.NextStep, max(st.Iteration, 1), reply)
 }
 
 // claim claims a step and puts its instruction in the reply.
-func (s *sessionRun) claim(ctx workflow.Context, step string, iteration int, reply *stepReply) error {
-	cer := s.st.Ceremony
+func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *stepReply) error {
+	cer := d.c()
 	var v InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
 		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, LeaseTTL: cer.StepTimeout,
@@ -746,7 +859,7 @@ func (s *sessionRun) claim(ctx workflow.Context, step string, iteration int, rep
 		return fmt.Errorf("claim %s: %w", step, err)
 	}
 	v.NextStep = step
-	s.claimed(ctx, v)
+	d.claimed(ctx, v)
 	reply.NextStep, reply.Iteration, reply.Instr = step, cer.Iteration, cer.instruction()
 	return nil
 }

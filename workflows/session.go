@@ -5,6 +5,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/agent/policy"
@@ -87,6 +87,10 @@ const (
 	maxRecent = 4
 	// maxApplied is how many applied update ids survive continue-as-new.
 	maxApplied = 256
+	// MaxCarriedBytes bounds the encoded state a session carries over
+	// continue-as-new (Temporal warns on payloads past 512 KiB and refuses
+	// them past 2 MiB): past it the oldest tool calls go first.
+	MaxCarriedBytes = 512 << 10
 )
 
 // SessionWorkflowID is the workflow id of a session.
@@ -145,7 +149,10 @@ type Accepted struct {
 type DecideRequest struct {
 	// ExecutionID is chosen by the client and is also the update id.
 	ExecutionID string `json:"execution_id"`
-	// CallID names the call; empty decides the one pending call.
+	// CallID names the call it decides; the validator refuses a decision
+	// for any other, so a late decision never lands on the next call.
+	// Empty decides the call pending now: a client that showed the call
+	// names it (axlr-tui always does).
 	CallID   string            `json:"call_id,omitempty"`
 	Decision contract.Decision `json:"decision"`
 	Reason   string            `json:"reason,omitempty"`
@@ -154,9 +161,13 @@ type DecideRequest struct {
 	Policy *policy.Policy `json:"policy,omitempty"`
 }
 
-// InterruptRequest stops the running execution.
+// InterruptRequest stops the running execution it names.
 type InterruptRequest struct {
-	Reason string `json:"reason,omitempty"`
+	// ExecutionID names the execution to stop; the validator refuses an
+	// interrupt for any other, so a stale Ctrl+C never stops the next one.
+	// Empty stops whatever runs now (axlr-tui always names it).
+	ExecutionID string `json:"execution_id,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // Progress answers QueryProgress.
@@ -180,24 +191,11 @@ type ProgressQuery struct {
 
 // SessionState is everything the session workflow knows, carried over
 // continue-as-new. It is compact: transcripts live in the session store.
+// The turn's state and the event journal sit flat in it, as they always
+// have: a run in flight continues as new into this shape.
 type SessionState struct {
-	// SessionIDs lists every session of this workflow: the first and each
-	// successor, in order. Current is the last.
-	SessionIDs []string        `json:"session_ids"`
-	Root       string          `json:"root,omitempty"`
-	Mode       string          `json:"mode,omitempty"`
-	Model      string          `json:"model,omitempty"`
-	Approval   policy.Approval `json:"approval,omitempty"`
-	Policy     *policy.Policy  `json:"policy,omitempty"`
-	// Revision is the length of the current session's log.
-	Revision int `json:"revision"`
-	// Ledgers holds each session's usage, in SessionIDs order.
-	Ledgers []contract.Usage `json:"ledgers"`
-	Calls   []CallState      `json:"calls,omitempty"`
-	Pending *PendingState    `json:"pending,omitempty"`
-	// Turn is the settings snapshot of the last turn, reused when a
-	// decision continues it.
-	Turn *BeginTurnResult `json:"turn,omitempty"`
+	TurnState
+	Mode string `json:"mode,omitempty"`
 	// Execution is the current or last execution.
 	Execution *ExecutionState `json:"execution,omitempty"`
 	// Ceremony is the session's ceremony (--mode debug, delivery): the one
@@ -209,48 +207,11 @@ type SessionState struct {
 	// the session's result, and a watcher that missed the end of its own
 	// still finds it.
 	Recent []ExecutionState `json:"recent,omitempty"`
-	// Events and EventBase: the journal of recent events; EventBase is the
-	// cursor of Events[0]. Events are not carried over continue-as-new,
-	// which happens only between executions.
-	Events    []contract.Event `json:"events,omitempty"`
-	EventBase int              `json:"event_base"`
+	// Journal holds the recent events. They are not carried over
+	// continue-as-new, which happens only between executions.
+	Journal
 	// Applied holds the ids of the last admitted updates (execution ids).
 	Applied []string `json:"applied,omitempty"`
-}
-
-// Current is the session the workflow works in now.
-func (s *SessionState) Current() string { return s.SessionIDs[len(s.SessionIDs)-1] }
-
-// CallState is one tool call of the session.
-type CallState struct {
-	Session  string              `json:"session"`
-	Key      string              `json:"key"`
-	CallID   string              `json:"call_id"`
-	Tool     string              `json:"tool"`
-	Decision contract.Decision   `json:"decision,omitempty"`
-	Status   contract.CallStatus `json:"status"`
-}
-
-// PendingState is the call waiting for a decision, with the calls of the
-// same response that follow it.
-type PendingState struct {
-	Call  ModelCall   `json:"call"`
-	Queue []ModelCall `json:"queue,omitempty"`
-	// Reason is why the call asks.
-	Reason string `json:"reason"`
-	// Check, when set, makes this the approval of a ceremony's check
-	// command that the axlr_step_done call handed back.
-	Check *ceremonies.CheckCommand `json:"check,omitempty"`
-}
-
-// ExecutionState is one execution of the session.
-type ExecutionState struct {
-	ID string `json:"id"`
-	// Sessions spanned, first to last.
-	Sessions []string `json:"sessions"`
-	// EventFrom is the cursor of the execution's first event.
-	EventFrom int              `json:"event_from"`
-	Result    *contract.Result `json:"result,omitempty"`
 }
 
 type queuedRequest struct {
@@ -303,8 +264,11 @@ type ModelRequestInput struct {
 // ceremony, or the open step's own under the compact profile.
 type StepDoneSpec struct {
 	Definition string `json:"definition"`
-	Step       string `json:"step"`
-	Compact    bool   `json:"compact,omitempty"`
+	// Version of the definition; empty (inputs recorded before versions
+	// were named) is 2.0.
+	Version string `json:"version,omitempty"`
+	Step    string `json:"step"`
+	Compact bool   `json:"compact,omitempty"`
 }
 
 // ModelRequestResult is the compact outcome of a model request.
@@ -436,21 +400,13 @@ var LocalTools = []string{"local_read", "local_write", "local_edit", "local_exec
 
 // Session is the session workflow: it runs executions one at a time, waits
 // durably for decisions between them, and continues as new between turns
-// when Temporal suggests it.
+// when Temporal suggests it. It hosts the turn and the ceremony driver.
 func Session(ctx workflow.Context, in SessionInput) error {
-	s := &sessionRun{}
-	if in.State != nil {
-		s.st = *in.State
-	} else {
-		s.st = SessionState{SessionIDs: []string{in.SessionID}, Ledgers: []contract.Usage{{}}}
-	}
+	s := newSessionRun(in)
 	if err := s.registerHandlers(ctx); err != nil {
 		return err
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		temporal.NewSearchAttributeKeyKeywordList(SearchAttributeSessions).ValueSet(s.st.SessionIDs)); err != nil {
-		workflow.GetLogger(ctx).Warn("search attribute not set", "error", err)
-	}
+	upsertSessions(ctx, s.st.SessionIDs)
 	for {
 		if err := workflow.Await(ctx, func() bool {
 			return s.st.Queued != nil || (s.idle() && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
@@ -468,18 +424,33 @@ func Session(ctx workflow.Context, in SessionInput) error {
 		if s.st.Queued != nil {
 			continue
 		}
-		s.trimForContinue()
-		st := s.st
+		st := s.st.carried()
 		return workflow.NewContinueAsNewError(ctx, SessionWorkflow, SessionInput{SessionID: in.SessionID, Host: in.Host, State: &st})
 	}
 }
 
 type sessionRun struct {
-	st      SessionState
-	running bool
-	// cancel stops the running turn; interrupted records why.
+	st     SessionState
+	turn   *Turn
+	driver *Driver
+	// running: an execution runs; cancel stops its turn, and interrupted
+	// records why.
+	running     bool
 	cancel      workflow.CancelFunc
 	interrupted string
+}
+
+func newSessionRun(in SessionInput) *sessionRun {
+	s := &sessionRun{}
+	if in.State != nil {
+		s.st = *in.State
+	} else {
+		s.st = SessionState{TurnState: newTurnState(in.SessionID)}
+	}
+	s.turn = &Turn{st: &s.st.TurnState, j: &s.st.Journal}
+	s.driver = &Driver{slot: &s.st.Ceremony, t: s.turn, mode: &s.st.Mode}
+	s.turn.hooks = s.driver
+	return s
 }
 
 func (s *sessionRun) idle() bool { return !s.running && s.st.Queued == nil }
@@ -575,7 +546,7 @@ func (s *sessionRun) admit(id string, q *queuedRequest) Accepted {
 	if !s.applied(id) {
 		s.remember(id)
 		s.st.Queued = q
-		s.st.Execution = &ExecutionState{ID: id, Sessions: []string{s.st.Current()}, EventFrom: s.cursor()}
+		s.st.Execution = &ExecutionState{ID: id, Sessions: []string{s.st.Current()}, EventFrom: s.st.cursor()}
 	}
 	return Accepted{ExecutionID: id, SessionID: s.st.Current()}
 }
@@ -607,7 +578,7 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 		if p == nil {
 			return fmt.Errorf("decide: no call %s waits for a decision in session %s", req.CallID, s.st.Current())
 		}
-		return fmt.Errorf("decide: no call %s waits for a decision in session %s; the pending call is %s", req.CallID, s.st.Current(), p.Call.CallID)
+		return fmt.Errorf("decide: no call %s waits for a decision in session %s; the pending call is %s (%s)", req.CallID, s.st.Current(), p.Call.CallID, pendingTool(p))
 	}
 	if p == nil {
 		return fmt.Errorf("decide: no call waits for a decision in session %s", s.st.Current())
@@ -629,6 +600,15 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 	return nil
 }
 
+// pendingTool names what a pending call waits on: its tool, or the check
+// command a hand-back proposed.
+func pendingTool(p *PendingState) string {
+	if p.Check != nil {
+		return CheckTool + " " + p.Check.String()
+	}
+	return p.Call.Tool
+}
+
 func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, error) {
 	return s.admit(req.ExecutionID, &queuedRequest{Decide: &req}), nil
 }
@@ -636,6 +616,9 @@ func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, 
 func (s *sessionRun) validateInterrupt(ctx workflow.Context, req InterruptRequest) error {
 	if !s.running && s.st.Queued == nil {
 		return fmt.Errorf("interrupt: session %s runs no execution", s.st.Current())
+	}
+	if req.ExecutionID != "" && req.ExecutionID != s.st.Execution.ID {
+		return fmt.Errorf("interrupt: execution %s is not running in session %s; execution %s is", req.ExecutionID, s.st.Current(), s.st.Execution.ID)
 	}
 	return nil
 }
@@ -660,46 +643,160 @@ func (s *sessionRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != ex.ID {
 		for _, r := range s.st.Recent {
 			if r.ID == q.ExecutionID {
-				return Progress{ExecutionID: r.ID, SessionID: r.Result.SessionID, Next: s.cursor(), Result: r.Result}, nil
+				return Progress{ExecutionID: r.ID, SessionID: r.Result.SessionID, Next: s.st.cursor(), Result: s.st.resultOf(r)}, nil
 			}
 		}
 		return Progress{}, fmt.Errorf("execution %s is not one of the recent executions of session %s", q.ExecutionID, s.st.Current())
 	}
-	after := max(q.After, ex.EventFrom, s.st.EventBase)
-	p := Progress{ExecutionID: ex.ID, SessionID: s.st.Current(), Running: ex.Result == nil, Next: s.cursor(), Result: ex.Result}
-	if after < s.cursor() {
-		end := min(s.cursor(), after+MaxEventsPerQuery)
-		p.Events = slices.Clone(s.st.Events[after-s.st.EventBase : end-s.st.EventBase])
-		p.Next = end
-		if end < s.cursor() {
-			// The rest comes with the next query; so does the result.
-			p.Running, p.Result = true, nil
-		}
-	}
-	return p, nil
+	return s.st.page(ex, s.st.Current(), q.After), nil
 }
 
 func (s *sessionRun) result() (*contract.Result, error) {
 	if len(s.st.Recent) == 0 {
 		return nil, fmt.Errorf("session %s has no execution result yet", s.st.Current())
 	}
-	return s.st.Recent[len(s.st.Recent)-1].Result, nil
+	return s.st.resultOf(s.st.Recent[len(s.st.Recent)-1]), nil
 }
 
-func (s *sessionRun) cursor() int { return s.st.EventBase + len(s.st.Events) }
-
-func (s *sessionRun) emit(ev contract.Event) {
-	s.st.Events = append(s.st.Events, ev)
-	if over := len(s.st.Events) - MaxEvents; over > 0 {
-		s.st.Events = slices.Clone(s.st.Events[over:])
-		s.st.EventBase += over
+// runExecution runs one admitted request to its result.
+func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
+	s.running = true
+	turnCtx, cancel := workflow.WithCancel(ctx)
+	s.cancel = cancel
+	if s.interrupted != "" {
+		// Interrupted while it waited to start.
+		cancel()
+	}
+	defer func() {
+		s.running = false
+		s.cancel = nil
+		s.interrupted = ""
+	}()
+	ex := s.st.Execution
+	s.turn.exec = ex
+	var err error
+	switch {
+	case q.Execute != nil:
+		err = s.begin(turnCtx, q.Execute)
+	case q.Decide != nil:
+		err = s.resume(turnCtx, q.Decide)
+	default:
+		err = errors.New("empty request")
+	}
+	status, msg := endedAs(err, s.interrupted)
+	s.turn.Finish(ctx, status, msg, s.driver.Outcome(ex.ID))
+	s.st.Recent = append(s.st.Recent, *ex)
+	if len(s.st.Recent) > maxRecent {
+		s.st.Recent = slices.Clone(s.st.Recent[len(s.st.Recent)-maxRecent:])
 	}
 }
 
-// trimForContinue drops what the next run does not need: the event
-// journal (the session is idle, and the last execution's watchers read its
-// result from Recent).
-func (s *sessionRun) trimForContinue() {
-	s.st.EventBase = s.cursor()
-	s.st.Events = nil
+// begin runs a prompt: it takes the request's settings, begins the turn,
+// starts or continues the ceremony the mode asks for, and runs the turn.
+func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
+	if req.Policy != nil {
+		s.st.Policy = req.Policy
+	}
+	s.st.Approval = req.Approval
+	s.st.Mode = req.Mode
+	if c := s.st.Ceremony; c.Active() {
+		s.st.Mode = c.Mode
+	}
+	if req.Root != "" {
+		s.st.Root = req.Root
+	}
+	if err := s.turn.Begin(ctx, BeginTurnInput{
+		SessionID:   s.st.Current(),
+		ExecutionID: req.ExecutionID,
+		Prompt:      req.Prompt,
+		Model:       cmp.Or(req.Model, s.st.Model),
+		Root:        s.st.Root,
+		Mode:        req.Mode,
+	}); err != nil {
+		return err
+	}
+	switch {
+	case s.driver.Active():
+		// Any prompt continues the open step.
+		if err := s.driver.Continue(ctx, req.ExecutionID); err != nil {
+			return err
+		}
+	case s.st.Mode != "normal":
+		if err := s.driver.Start(ctx, s.st.Mode, req.Prompt, req.ExecutionID); err != nil {
+			return err
+		}
+	}
+	return s.turn.Run(ctx, nil)
+}
+
+// resume runs a decision on the pending call, then the rest of the turn.
+func (s *sessionRun) resume(ctx workflow.Context, req *DecideRequest) error {
+	p := s.st.Pending
+	s.st.Pending = nil
+	if req.Policy != nil {
+		s.st.Policy = req.Policy
+	}
+	s.turn.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
+	s.driver.Resumed(req.ExecutionID)
+	var err error
+	if p.Check != nil {
+		err = s.driver.Decide(ctx, p, req)
+	} else {
+		err = s.turn.Decide(ctx, p, req)
+	}
+	if err != nil {
+		return err
+	}
+	return s.turn.Run(ctx, p.Queue)
+}
+
+// carried is the state the next run starts from, within MaxCarriedBytes:
+// without the event journal (the session is idle, and the last
+// execution's watchers read its result from Recent), and without the
+// tool calls of the older recent results, which the session's calls and
+// log hold.
+func (s *SessionState) carried() SessionState {
+	st := *s
+	st.EventBase = st.cursor()
+	st.Events = nil
+	st.Recent = slices.Clone(st.Recent)
+	for i := range st.Recent[:max(len(st.Recent)-1, 0)] {
+		if r := st.Recent[i].Result; r != nil && r.ToolCalls != nil {
+			lean := *r
+			lean.ToolCalls = nil
+			st.Recent[i].Result = &lean
+		}
+	}
+	st.Calls = slices.Clone(st.Calls)
+	for len(st.Calls) > 0 && carriedSize(&st) > MaxCarriedBytes {
+		st.Calls = st.Calls[max(len(st.Calls)/8, 1):]
+	}
+	return st
+}
+
+// carriedSize is the encoded size of a state.
+func carriedSize(st *SessionState) int {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// resultOf is a recent execution's result; one carried over
+// continue-as-new without its tool calls gets the session's calls of the
+// sessions it spanned, as they stand.
+func (s *SessionState) resultOf(ex ExecutionState) *contract.Result {
+	r := ex.Result
+	if r == nil || r.ToolCalls != nil {
+		return r
+	}
+	full := *r
+	full.ToolCalls = []contract.ToolCallRecord{}
+	for _, c := range s.Calls {
+		if slices.Contains(r.Sessions, c.Session) {
+			full.ToolCalls = append(full.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status})
+		}
+	}
+	return &full
 }

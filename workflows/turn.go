@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,12 +14,18 @@ import (
 	"github.com/underpass-ai/axlr/contract"
 )
 
+// The turn is the model/tool loop as a component: it asks the model, runs
+// or records each call the policy decides, and asks again until the model
+// answers without calls, a call waits for a decision, or an error ends it.
+// A host workflow (the session, the task) keeps its state, journals its
+// events and plugs a component into its hooks (the ceremony driver); the
+// turn knows nothing of what the hooks do.
+
 // errPending ends a turn that waits for a decision.
 var errPending = errors.New("a call waits for a decision")
 
-// Activity options of the session workflow. Every activity runs on the
-// workflow's own task queue: the session store and the workspace are on
-// this host.
+// Activity options of the turn. Every activity runs on the workflow's own
+// task queue: the session store and the workspace are on this host.
 var (
 	// ModelRequestOptions: a provider can take minutes; heartbeats every
 	// few seconds let a dead worker be noticed in HeartbeatTimeout.
@@ -58,163 +63,161 @@ var (
 	}
 )
 
-// runExecution runs one admitted request to its result.
-func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
-	s.running = true
-	turnCtx, cancel := workflow.WithCancel(ctx)
-	s.cancel = cancel
-	if s.interrupted != "" {
-		// Interrupted while it waited to start.
-		cancel()
-	}
-	defer func() {
-		s.running = false
-		s.cancel = nil
-		s.interrupted = ""
-	}()
-
-	err := s.turn(turnCtx, q)
-	status, msg := contract.Completed, ""
-	switch {
-	case err == nil:
-	case errors.Is(err, errPending):
-		status = contract.NeedsDecision
-	case errors.Is(err, errPaused):
-		status, msg = contract.Interrupted, err.Error()+": send a message to continue the step"
-	case s.interrupted != "":
-		status, msg = contract.Interrupted, s.interrupted
-	default:
-		status, msg = contract.Failed, failureMessage(err)
-	}
-	s.finish(ctx, status, msg)
+// TurnState is the conversation a turn works on: the sessions, the
+// workspace, the model, the decisions it takes calls with, where the log
+// stands, the calls and the one that waits. Its host carries it across
+// executions and continue-as-new; its fields sit flat in the host's state.
+type TurnState struct {
+	// SessionIDs lists every session of this workflow: the first and each
+	// successor, in order. Current is the last.
+	SessionIDs []string        `json:"session_ids"`
+	Root       string          `json:"root,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	Approval   policy.Approval `json:"approval,omitempty"`
+	Policy     *policy.Policy  `json:"policy,omitempty"`
+	// Revision is the length of the current session's log.
+	Revision int `json:"revision"`
+	// Ledgers holds each session's usage, in SessionIDs order.
+	Ledgers []contract.Usage `json:"ledgers"`
+	Calls   []CallState      `json:"calls,omitempty"`
+	Pending *PendingState    `json:"pending,omitempty"`
+	// Snapshot is the settings snapshot of the last turn, reused when a
+	// decision continues it.
+	Snapshot *BeginTurnResult `json:"turn,omitempty"`
 }
 
-// turn runs the model and its calls until an answer, a pending decision or
-// an error.
-func (s *sessionRun) turn(ctx workflow.Context, q *queuedRequest) error {
-	switch {
-	case q.Execute != nil:
-		return s.begin(ctx, q.Execute)
-	case q.Decide != nil:
-		return s.resume(ctx, q.Decide)
-	}
-	return errors.New("empty request")
+// newTurnState is the state of a session that has not started yet.
+func newTurnState(sessionID string) TurnState {
+	return TurnState{SessionIDs: []string{sessionID}, Ledgers: []contract.Usage{{}}}
 }
 
-func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
-	if req.Policy != nil {
-		s.st.Policy = req.Policy
-	}
-	s.st.Approval = req.Approval
-	s.st.Mode = req.Mode
-	if c := s.st.Ceremony; c.Active() {
-		s.st.Mode = c.Mode
-	}
-	if req.Root != "" {
-		s.st.Root = req.Root
-	}
+// Current is the session the workflow works in now.
+func (s *TurnState) Current() string { return s.SessionIDs[len(s.SessionIDs)-1] }
+
+// CallState is one tool call of the session.
+type CallState struct {
+	Session  string              `json:"session"`
+	Key      string              `json:"key"`
+	CallID   string              `json:"call_id"`
+	Tool     string              `json:"tool"`
+	Decision contract.Decision   `json:"decision,omitempty"`
+	Status   contract.CallStatus `json:"status"`
+}
+
+// PendingState is the call waiting for a decision, with the calls of the
+// same response that follow it.
+type PendingState struct {
+	Call  ModelCall   `json:"call"`
+	Queue []ModelCall `json:"queue,omitempty"`
+	// Reason is why the call asks.
+	Reason string `json:"reason"`
+	// Check, when set, makes this the approval of a ceremony's check
+	// command that the axlr_step_done call handed back.
+	Check *ceremonies.CheckCommand `json:"check,omitempty"`
+}
+
+// ExecutionState is one execution of a workflow.
+type ExecutionState struct {
+	ID string `json:"id"`
+	// Sessions spanned, first to last.
+	Sessions []string `json:"sessions"`
+	// EventFrom is the cursor of the execution's first event.
+	EventFrom int              `json:"event_from"`
+	Result    *contract.Result `json:"result,omitempty"`
+}
+
+// Offer is what the next model request offers the model, and how the calls
+// it answers with run.
+type Offer struct {
+	Tools []string
+	// StepDone selects axlr_step_done's schema when it is offered.
+	StepDone *StepDoneSpec
+	// Compact applies the compact profile's repairs to local_exec calls.
+	Compact bool
+}
+
+// TurnHooks are where a component plugs into a turn: which tools are
+// offered, what happens before each request, on each call, and on an
+// answer. The ceremony driver is one.
+type TurnHooks interface {
+	// Offer adjusts what the next request offers, given the local tools
+	// the policy offers.
+	Offer(tools []string) Offer
+	// BeforeRequest runs before each model request; an error ends the
+	// turn.
+	BeforeRequest(ctx workflow.Context) error
+	// OnCall sees each call first, after its tool.requested event, and
+	// reports whether it took the call (ran or recorded it); rest are the
+	// calls of the same response that follow it.
+	OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bool, error)
+	// OnAnswer sees an answer without calls and reports whether the turn
+	// goes on (the hook gave the model something more to read).
+	OnAnswer(ctx workflow.Context, text string) (bool, error)
+}
+
+// Turn runs an execution's model/tool loop over a TurnState.
+type Turn struct {
+	st    *TurnState
+	exec  *ExecutionState
+	hooks TurnHooks
+	j     *Journal
+}
+
+// Current is the session the turn works in now.
+func (t *Turn) Current() string { return t.st.Current() }
+
+func (t *Turn) emit(ev contract.Event) { t.j.emit(ev) }
+
+// Begin opens the session if needed, appends the prompt (none for a
+// decision) and takes the settings snapshot the turn decides with.
+func (t *Turn) Begin(ctx workflow.Context, in BeginTurnInput) error {
 	var begin BeginTurnResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityBeginTurn, BeginTurnInput{
-		SessionID:   s.st.Current(),
-		ExecutionID: req.ExecutionID,
-		Prompt:      req.Prompt,
-		Model:       cmp.Or(req.Model, s.st.Model),
-		Root:        s.st.Root,
-		Mode:        req.Mode,
-	}).Get(ctx, &begin)
-	if err != nil {
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityBeginTurn, in).Get(ctx, &begin); err != nil {
 		return fmt.Errorf("begin turn: %w", err)
 	}
-	s.st.Turn = &begin
-	s.st.Model = begin.Model
-	s.st.Root = begin.Root
-	s.st.Revision = begin.Revision
-	s.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
-	switch c := s.st.Ceremony; {
-	case c.Active():
-		// Any prompt continues the open step.
-		c.Execution = req.ExecutionID
-		c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
-		if c.Step != "" {
-			if err := s.note(ctx, "prompt", c.stepNote(false)); err != nil {
-				return err
-			}
-		}
-	case s.st.Mode != "normal":
-		if err := s.startCeremony(ctx, s.st.Mode, req.Prompt); err != nil {
-			return err
-		}
-		s.st.Ceremony.Execution = req.ExecutionID
-		if err := s.note(ctx, "began", s.st.Ceremony.stepNote(true)); err != nil {
-			return err
-		}
-	}
-	return s.loop(ctx, nil)
+	t.st.Snapshot = &begin
+	t.st.Model = begin.Model
+	t.st.Root = begin.Root
+	t.st.Revision = begin.Revision
+	t.emit(contract.Event{Type: contract.EventSession, SessionID: t.Current()})
+	return nil
 }
 
-func (s *sessionRun) resume(ctx workflow.Context, req *DecideRequest) error {
-	p := s.st.Pending
-	s.st.Pending = nil
-	if req.Policy != nil {
-		s.st.Policy = req.Policy
+// Decide applies the person's decision on a pending tool call: an
+// approved call runs, a denied one is recorded for the model.
+func (t *Turn) Decide(ctx workflow.Context, p *PendingState, req *DecideRequest) error {
+	if req.Decision == contract.Approve {
+		return t.runTool(ctx, p.Call, contract.Approve)
 	}
-	s.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
-	if c := s.st.Ceremony; c.Active() {
-		c.Execution = req.ExecutionID
+	msg := "denied by the person"
+	if req.Reason != "" {
+		msg += ": " + req.Reason
 	}
-	switch {
-	case p.Check != nil && req.Decision == contract.Approve:
-		s.setCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Approve, contract.CallCompleted)
-		if err := s.stepDone(ctx, p.Call, p.Queue, true); err != nil {
-			return err
-		}
-	case p.Check != nil:
-		s.setCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
-		msg := "the person refused the check command " + p.Check.String()
-		if req.Reason != "" {
-			msg += ": " + req.Reason
-		}
-		if err := s.record(ctx, p.Call, contract.CallDenied, contract.Deny, stepReply{Step: s.st.Ceremony.Step, Error: msg + ". MADE is unchanged; propose another command or explain."}.text()); err != nil {
-			return err
-		}
-	case req.Decision == contract.Approve:
-		if err := s.runTool(ctx, p.Call, contract.Approve); err != nil {
-			return err
-		}
-	default:
-		msg := "denied by the person"
-		if req.Reason != "" {
-			msg += ": " + req.Reason
-		}
-		if err := s.record(ctx, p.Call, contract.CallDenied, contract.Deny, msg); err != nil {
-			return err
-		}
-	}
-	return s.loop(ctx, p.Queue)
+	return t.Record(ctx, p.Call, contract.CallDenied, contract.Deny, msg)
 }
 
-// loop handles the calls of a response, then asks the model again, until
+// Run handles the calls of a response, then asks the model again, until
 // the model answers without calls.
-func (s *sessionRun) loop(ctx workflow.Context, queue []ModelCall) error {
+func (t *Turn) Run(ctx workflow.Context, queue []ModelCall) error {
 	requests := 0
 	for {
 		for i, c := range queue {
-			if err := s.handleCall(ctx, c, queue[i+1:]); err != nil {
+			if err := t.handleCall(ctx, c, queue[i+1:]); err != nil {
 				return err
 			}
 		}
 		if requests >= MaxRequestsPerTurn {
 			return fmt.Errorf("the turn made %d model requests without an answer (the limit per turn)", MaxRequestsPerTurn)
 		}
-		if err := s.beforeRequest(ctx); err != nil {
+		if err := t.hooks.BeforeRequest(ctx); err != nil {
 			return err
 		}
-		res, err := s.modelRequest(ctx)
+		res, err := t.modelRequest(ctx)
 		if err != nil {
 			return err
 		}
 		if res.ContextFull {
-			if err := s.continueSession(ctx); err != nil {
+			if err := t.continueSession(ctx); err != nil {
 				return err
 			}
 			queue = nil
@@ -222,10 +225,10 @@ func (s *sessionRun) loop(ctx workflow.Context, queue []ModelCall) error {
 		}
 		requests++
 		if res.Text != "" {
-			s.emit(contract.Event{Type: contract.EventText, SessionID: s.st.Current(), Text: res.Text})
+			t.emit(contract.Event{Type: contract.EventText, SessionID: t.Current(), Text: res.Text})
 		}
 		if len(res.Calls) == 0 {
-			more, err := s.answeredWithStepOpen(ctx, res.Text)
+			more, err := t.hooks.OnAnswer(ctx, res.Text)
 			if err != nil || !more {
 				return err
 			}
@@ -236,201 +239,221 @@ func (s *sessionRun) loop(ctx workflow.Context, queue []ModelCall) error {
 	}
 }
 
-func (s *sessionRun) modelRequest(ctx workflow.Context) (ModelRequestResult, error) {
-	t := s.st.Turn
+// offer is what the next request offers: the local tools the policy
+// offers, adjusted by the hooks.
+func (t *Turn) offer() Offer {
 	var tools []string
 	for _, name := range LocalTools {
-		if policy.Offered(s.st.Policy, name) {
+		if policy.Offered(t.st.Policy, name) {
 			tools = append(tools, name)
 		}
 	}
-	var stepDone *StepDoneSpec
-	if c := s.st.Ceremony; c.Active() && c.Step != "" {
-		tools = s.ceremonyTools(tools)
-		stepDone = &StepDoneSpec{Definition: c.Definition, Step: c.Step, Compact: c.Compact}
-	}
+	return t.hooks.Offer(tools)
+}
+
+func (t *Turn) modelRequest(ctx workflow.Context) (ModelRequestResult, error) {
+	snap := t.st.Snapshot
+	o := t.offer()
 	var res ModelRequestResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ModelRequestOptions), ActivityModelRequest, ModelRequestInput{
-		SessionID:  s.st.Current(),
-		Revision:   s.st.Revision,
-		Model:      t.Model,
-		Tools:      tools,
-		MaxTokens:  t.MaxTokens,
-		Stream:     t.Stream,
-		ContextCap: t.ContextCap,
-		StepDone:   stepDone,
-	}).Get(ctx, &res)
+	err := executeActivity(ctx, ModelRequestOptions, ActivityModelRequest, ModelRequestInput{
+		SessionID:  t.Current(),
+		Revision:   t.st.Revision,
+		Model:      snap.Model,
+		Tools:      o.Tools,
+		MaxTokens:  snap.MaxTokens,
+		Stream:     snap.Stream,
+		ContextCap: snap.ContextCap,
+		StepDone:   o.StepDone,
+	}, &res)
 	if err != nil {
 		return res, fmt.Errorf("model request: %w", err)
 	}
-	s.st.Revision = res.Revision
+	t.st.Revision = res.Revision
 	if !res.ContextFull {
-		s.st.Ledgers[len(s.st.Ledgers)-1].Add(res.Usage)
+		t.st.Ledgers[len(t.st.Ledgers)-1].Add(res.Usage)
 	}
 	return res, nil
 }
 
-func (s *sessionRun) continueSession(ctx workflow.Context) error {
-	from := s.st.Current()
+func (t *Turn) continueSession(ctx workflow.Context) error {
+	from := t.Current()
 	var res ContinueSessionResult
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityContinueSession, ContinueSessionInput{
 		SessionID:   from,
-		Revision:    s.st.Revision,
-		ExecutionID: s.st.Execution.ID,
-		Model:       s.st.Turn.Model,
-		ContextCap:  s.st.Turn.ContextCap,
+		Revision:    t.st.Revision,
+		ExecutionID: t.exec.ID,
+		Model:       t.st.Snapshot.Model,
+		ContextCap:  t.st.Snapshot.ContextCap,
 	}).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("continue session %s: %w", from, err)
 	}
-	s.st.SessionIDs = append(s.st.SessionIDs, res.SessionID)
-	s.st.Ledgers = append(s.st.Ledgers, contract.Usage{})
-	s.st.Revision = res.Revision
-	s.st.Execution.Sessions = append(s.st.Execution.Sessions, res.SessionID)
+	t.st.SessionIDs = append(t.st.SessionIDs, res.SessionID)
+	t.st.Ledgers = append(t.st.Ledgers, contract.Usage{})
+	t.st.Revision = res.Revision
+	t.exec.Sessions = append(t.exec.Sessions, res.SessionID)
+	upsertSessions(ctx, t.st.SessionIDs)
+	t.emit(contract.Event{Type: contract.EventSessionContinued, From: from, SessionID: res.SessionID})
+	t.emit(contract.Event{Type: contract.EventSession, SessionID: res.SessionID})
+	return nil
+}
+
+// upsertSessions lists the workflow's sessions in its search attribute, so
+// a successor's id finds the workflow.
+func upsertSessions(ctx workflow.Context, ids []string) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx,
-		temporal.NewSearchAttributeKeyKeywordList(SearchAttributeSessions).ValueSet(s.st.SessionIDs)); err != nil {
+		temporal.NewSearchAttributeKeyKeywordList(SearchAttributeSessions).ValueSet(ids)); err != nil {
 		workflow.GetLogger(ctx).Warn("search attribute not set", "error", err)
 	}
-	s.emit(contract.Event{Type: contract.EventSessionContinued, From: from, SessionID: res.SessionID})
-	s.emit(contract.Event{Type: contract.EventSession, SessionID: res.SessionID})
-	return nil
 }
 
 // handleCall decides one call and runs or records it. It returns errPending
 // when the call waits for a decision; rest are the calls of the same
 // response that follow it.
-func (s *sessionRun) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) error {
-	s.emit(contract.Event{Type: contract.EventToolRequested, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Arguments: c.Preview})
-	if cer := s.st.Ceremony; cer.Active() && cer.Step != "" {
-		if c.Tool == StepDoneTool {
-			return s.stepDone(ctx, c, rest, false)
-		}
-		cer.Calls++
-		if cer.Compact {
-			same := c.Tool + " " + string(c.Preview)
-			if same == cer.LastCall {
-				return s.record(ctx, c, contract.CallFailed, "", "same call as before; change something")
-			}
-			cer.LastCall = same
-			if st, _ := ceremonies.StepOf(cer.Definition, cer.Step); st.ReadOnly && (c.Tool == "local_write" || c.Tool == "local_edit") {
-				return s.record(ctx, c, contract.CallFailed, "", fmt.Sprintf("%s is not available in step %s: this step reads, and changes nothing", c.Tool, cer.Step))
-			}
-		}
-	}
-	if c.Tool == StepDoneTool {
-		return s.record(ctx, c, contract.CallFailed, "", stepReply{Error: "no ceremony step is open in this session"}.text())
-	}
-	if cer := s.st.Ceremony; c.Tool == HistoryTool && !(cer.Active() && cer.Compact && cer.Step != "") {
-		return s.record(ctx, c, contract.CallFailed, "", HistoryTool+" is not offered here: it reads the transcript in a compact ceremony step")
+func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) error {
+	t.emit(contract.Event{Type: contract.EventToolRequested, SessionID: t.Current(), CallID: c.CallID, Tool: c.Tool, Arguments: c.Preview})
+	if took, err := t.hooks.OnCall(ctx, c, rest); took || err != nil {
+		return err
 	}
 	if c.Invalid != "" {
-		return s.record(ctx, c, contract.CallFailed, "", c.Invalid)
+		return t.Record(ctx, c, contract.CallFailed, "", c.Invalid)
 	}
 	d := policy.Decide(policy.Input{
-		Policy:   s.st.Policy,
-		Approval: s.st.Approval,
-		Settings: s.st.Turn.Settings,
+		Policy:   t.st.Policy,
+		Approval: t.st.Approval,
+		Settings: t.st.Snapshot.Settings,
 		Call:     policy.Call{Tool: c.Tool, Args: c.Args},
 	})
 	switch d.Verdict {
 	case policy.Forbid:
-		return s.record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+d.Reason)
+		return t.Record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+d.Reason)
 	case policy.Ask:
-		s.st.Pending = &PendingState{Call: c, Queue: slices.Clone(rest), Reason: d.Reason}
-		s.setCall(c, "", contract.CallPending)
-		s.emit(contract.Event{Type: contract.EventDecisionRequired, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Arguments: c.Preview, Reason: d.Reason})
-		return errPending
+		return t.Wait(PendingState{Call: c, Queue: slices.Clone(rest), Reason: d.Reason}, c.Tool, c.Preview)
 	}
-	return s.runTool(ctx, c, contract.AutoApprove)
+	return t.runTool(ctx, c, contract.AutoApprove)
+}
+
+// Wait makes a call wait for the person's decision: the turn ends with
+// errPending, the call (shown as tool, with args) pending.
+func (t *Turn) Wait(p PendingState, tool string, args []byte) error {
+	t.st.Pending = &p
+	t.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: tool}, "", contract.CallPending)
+	t.emit(contract.Event{Type: contract.EventDecisionRequired, SessionID: t.Current(), CallID: p.Call.CallID, Tool: tool, Arguments: args, Reason: p.Reason})
+	return errPending
 }
 
 // runTool runs an approved call: a local activity for the short workspace
 // tools, a regular heartbeating activity for local_exec.
-func (s *sessionRun) runTool(ctx workflow.Context, c ModelCall, decision contract.Decision) error {
-	idx := s.setCall(c, decision, contract.CallPending)
-	in := ToolCallInput{SessionID: s.st.Current(), Root: s.st.Root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision}
-	if cer := s.st.Ceremony; cer.Active() && cer.Compact {
-		in.Compact = true
-	}
-	var f workflow.Future
-	if c.Tool == "local_exec" {
-		f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ExecOptions), ActivityToolCall, in)
-	} else {
-		f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityToolCall, in)
-	}
+func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Decision) error {
+	idx := t.SetCall(c, decision, contract.CallPending)
+	in := ToolCallInput{SessionID: t.Current(), Root: t.st.Root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Compact: t.offer().Compact}
 	var res ToolCallResult
-	if err := f.Get(ctx, &res); err != nil {
+	var err error
+	if c.Tool == "local_exec" {
+		err = executeActivity(ctx, ExecOptions, ActivityToolCall, in, &res)
+	} else {
+		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityToolCall, in).Get(ctx, &res)
+	}
+	if err != nil {
 		status := contract.CallFailed
 		if temporal.IsCanceledError(err) {
 			status = contract.CallUncertain
 		}
-		s.st.Calls[idx].Status = status
-		s.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status, Error: failureMessage(err)})
+		t.st.Calls[idx].Status = status
+		t.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: t.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status, Error: failureMessage(err)})
 		return fmt.Errorf("tool call %s (%s): %w", c.CallID, c.Tool, err)
 	}
-	s.st.Revision = res.Revision
-	s.st.Calls[idx].Status = res.Status
-	s.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: res.Status, Text: res.Summary})
+	t.st.Revision = res.Revision
+	t.st.Calls[idx].Status = res.Status
+	t.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: t.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: res.Status, Text: res.Summary})
 	return nil
 }
 
-// record writes the result of a call that does not run.
-func (s *sessionRun) record(ctx workflow.Context, c ModelCall, status contract.CallStatus, decision contract.Decision, msg string) error {
-	idx := s.setCall(c, decision, status)
+// Record writes the result of a call that does not run.
+func (t *Turn) Record(ctx workflow.Context, c ModelCall, status contract.CallStatus, decision contract.Decision, msg string) error {
+	idx := t.SetCall(c, decision, status)
 	var res RecordToolResultResult
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityRecordToolResult, RecordToolResultInput{
-		SessionID: s.st.Current(), Key: c.Key, CallID: c.CallID, Tool: c.Tool, Status: status, Decision: decision, Message: msg,
+		SessionID: t.Current(), Key: c.Key, CallID: c.CallID, Tool: c.Tool, Status: status, Decision: decision, Message: msg,
 	}).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("record result of call %s: %w", c.CallID, err)
 	}
-	s.st.Revision = res.Revision
-	s.st.Calls[idx].Status = status
-	s.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: s.st.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status, Reason: msg})
+	t.st.Revision = res.Revision
+	t.st.Calls[idx].Status = status
+	t.emit(contract.Event{Type: contract.EventToolCompleted, SessionID: t.Current(), CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status, Reason: msg})
 	return nil
 }
 
-// setCall records a call's decision and status, adding it on first sight,
+// AppendConsole saves a console text on the person's side of the
+// conversation (an [AXLR] note, or a view reset) with the activity named,
+// once per key; the model reads it with its next request.
+func (t *Turn) AppendConsole(ctx workflow.Context, activity, key, text string) error {
+	var res RecordToolResultResult
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), activity, AppendNoteInput{
+		SessionID: t.Current(), Key: key, Text: text,
+	}).Get(ctx, &res)
+	if err != nil {
+		return err
+	}
+	t.st.Revision = res.Revision
+	return nil
+}
+
+// SetCall records a call's decision and status, adding it on first sight,
 // and returns its index.
-func (s *sessionRun) setCall(c ModelCall, decision contract.Decision, status contract.CallStatus) int {
-	cur := s.st.Current()
-	for i := len(s.st.Calls) - 1; i >= 0; i-- {
-		if s.st.Calls[i].Key == c.Key && s.st.Calls[i].Session == cur {
-			s.st.Calls[i].Decision = decision
-			s.st.Calls[i].Status = status
+func (t *Turn) SetCall(c ModelCall, decision contract.Decision, status contract.CallStatus) int {
+	cur := t.Current()
+	for i := len(t.st.Calls) - 1; i >= 0; i-- {
+		if t.st.Calls[i].Key == c.Key && t.st.Calls[i].Session == cur {
+			t.st.Calls[i].Decision = decision
+			t.st.Calls[i].Status = status
 			return i
 		}
 	}
-	s.st.Calls = append(s.st.Calls, CallState{Session: cur, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status})
-	if len(s.st.Calls) > MaxCalls {
-		s.st.Calls = slices.Clone(s.st.Calls[len(s.st.Calls)-MaxCalls:])
+	t.st.Calls = append(t.st.Calls, CallState{Session: cur, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Status: status})
+	if len(t.st.Calls) > MaxCalls {
+		t.st.Calls = slices.Clone(t.st.Calls[len(t.st.Calls)-MaxCalls:])
 	}
-	return len(s.st.Calls) - 1
+	return len(t.st.Calls) - 1
 }
 
-// finish builds and saves the execution's result, even when the turn was
-// cancelled.
-func (s *sessionRun) finish(ctx workflow.Context, status contract.Status, msg string) {
-	ex := s.st.Execution
+// endedAs maps how a turn ended to the execution's status and error.
+func endedAs(err error, interrupted string) (contract.Status, string) {
+	switch {
+	case err == nil:
+		return contract.Completed, ""
+	case errors.Is(err, errPending):
+		return contract.NeedsDecision, ""
+	case errors.Is(err, errPaused):
+		return contract.Interrupted, err.Error() + ": send a message to continue the step"
+	case interrupted != "":
+		return contract.Interrupted, interrupted
+	}
+	return contract.Failed, failureMessage(err)
+}
+
+// Finish builds and saves the execution's result, even when the turn was
+// cancelled, and journals how it ended. ceremony is the outcome of the
+// ceremony the execution drove, if any.
+func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, ceremony *contract.CeremonyOutcome) *contract.Result {
+	ex := t.exec
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions)}
-	if p := s.st.Pending; p != nil && status == contract.NeedsDecision {
-		in.Pending = &PendingRef{Session: s.st.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check}
+	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony}
+	if p := t.st.Pending; p != nil && status == contract.NeedsDecision {
+		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check}
 		if p.Check != nil {
 			in.Pending.Tool = CheckTool
 		}
 	}
-	if c := s.st.Ceremony; c != nil && c.Execution == ex.ID {
-		in.Ceremony = c.outcome()
-	}
-	for _, c := range s.st.Calls {
+	for _, c := range t.st.Calls {
 		if slices.Contains(ex.Sessions, c.Session) {
 			in.ToolCalls = append(in.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status})
 		}
 	}
-	for i, id := range s.st.SessionIDs {
+	for i, id := range t.st.SessionIDs {
 		if slices.Contains(ex.Sessions, id) {
-			in.Usage.Add(s.st.Ledgers[i])
+			in.Usage.Add(t.st.Ledgers[i])
 		}
 	}
 	var res contract.Result
@@ -438,7 +461,7 @@ func (s *sessionRun) finish(ctx workflow.Context, status contract.Status, msg st
 	if err != nil {
 		// The session could not be saved: say so in a result built here.
 		res = contract.Result{
-			Schema: contract.Schema, Status: contract.Failed, SessionID: s.st.Current(), Sessions: in.Sessions,
+			Schema: contract.Schema, Status: contract.Failed, SessionID: t.Current(), Sessions: in.Sessions,
 			Error: "the result could not be saved: " + failureMessage(err), ToolCalls: in.ToolCalls, Usage: in.Usage,
 			Artifacts: []contract.Artifact{},
 		}
@@ -447,16 +470,13 @@ func (s *sessionRun) finish(ctx workflow.Context, status contract.Status, msg st
 		}
 	}
 	ex.Result = &res
-	s.st.Recent = append(s.st.Recent, *ex)
-	if len(s.st.Recent) > maxRecent {
-		s.st.Recent = slices.Clone(s.st.Recent[len(s.st.Recent)-maxRecent:])
-	}
 	switch res.Status {
 	case contract.Completed:
-		s.emit(contract.Event{Type: contract.EventCompleted, SessionID: res.SessionID})
+		t.emit(contract.Event{Type: contract.EventCompleted, SessionID: res.SessionID})
 	case contract.Failed, contract.Interrupted:
-		s.emit(contract.Event{Type: contract.EventFailed, SessionID: res.SessionID, Error: res.Error})
+		t.emit(contract.Event{Type: contract.EventFailed, SessionID: res.SessionID, Error: res.Error})
 	}
+	return &res
 }
 
 // failureMessage digs the application error's own message out of the
