@@ -8,7 +8,7 @@ GO ?= go
 SERVER_PKGS := ./internal/e2e/ ./internal/daemon/ ./internal/embedtemporal/ ./cmd/axlrd/
 RACE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/e2e -e /internal/daemon -e /internal/embedtemporal -e /cmd/axlrd)
 
-.PHONY: all build run test vet bench
+.PHONY: all build run test vet workflowcheck bench
 
 all: build
 
@@ -20,10 +20,14 @@ build:
 run:
 	$(GO) run ./cmd/axlrd
 
-## vet: go vet and gofmt
-vet:
+## vet: go vet, gofmt and workflowcheck
+vet: workflowcheck
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+
+## workflowcheck: the SDK's static determinism check of the workflows
+workflowcheck:
+	$(GO) tool workflowcheck -config workflowcheck.config.yaml ./workflows/...
 
 ## test: vet, the race-checked unit tests, then the embedded-server tests
 test: vet

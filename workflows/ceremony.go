@@ -798,7 +798,8 @@ func revisionOf(c contract.CheckRecord) (string, string) {
 // recorded fields without the check, which the record carries apart.
 func recordedForResult(recorded map[string]any) map[string]any {
 	out := map[string]any{}
-	for k, v := range recorded { //workflowcheck:ignore copying a map into a map does not depend on the order
+	//workflowcheck:ignore copying a map into a map does not depend on the order
+	for k, v := range recorded {
 		if k != "check" {
 			out[k] = v
 		}

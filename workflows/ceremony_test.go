@@ -2,14 +2,16 @@ package workflows
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 )
 
@@ -22,39 +24,68 @@ func (s *scripted) AppendNote(_ context.Context, in AppendNoteInput) (RecordTool
 	return RecordToolResultResult{Revision: s.revision[in.SessionID]}, nil
 }
 
-// fakeCeremony is a one-step MADE stand-in for the driver's own logic
-// (deadlines); the real engine and activities run in package activities
-// and in the end-to-end tests.
+// fakeCeremony is a two-step MADE stand-in for the driver's own logic:
+// reproduce (whose check is the hand-back's command) then diagnose, then
+// COMPLETED. The real engine and activities run in package activities and
+// in the end-to-end tests.
 type fakeCeremony struct {
-	timeout   time.Duration
-	completed []CompleteInput
+	mu      sync.Mutex
+	timeout time.Duration
+	// exit is what every check exits with.
+	exit        int
+	completed   []CompleteInput
+	checks      []RunCheckInput
+	claims      []ClaimInput
+	transitions []TransitionInput
 }
 
 func (f *fakeCeremony) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
 	return CeremonyStartResult{Definition: "axlr_debug", Version: "2.0", StepTimeout: f.timeout,
-		Instructions: map[string]string{"reproduce": "Reproduce it."},
+		Instructions: map[string]string{"reproduce": "Reproduce it.", "diagnose": "Diagnose it."},
 		Instance:     InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE", NextStep: "reproduce", Steps: []StepView{{Step: "reproduce", Status: "in_progress", Iteration: 1, Attempt: 1}}}}, nil
 }
 
-func (f *fakeCeremony) Claim(context.Context, ClaimInput) (InstanceView, error) {
-	return InstanceView{}, fmt.Errorf("not scripted")
+func (f *fakeCeremony) Claim(_ context.Context, in ClaimInput) (InstanceView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.claims = append(f.claims, in)
+	return InstanceView{InstanceID: in.InstanceID, State: "DIAGNOSE", Steps: []StepView{{Step: in.Step, Status: "in_progress", Iteration: in.Iteration, Attempt: 1}}}, nil
 }
 
-func (f *fakeCeremony) HandBack(context.Context, HandBackInput) (HandBackResult, error) {
-	return HandBackResult{}, fmt.Errorf("not scripted")
+// HandBack accepts every hand-back; reproduce's names go test.
+func (f *fakeCeremony) HandBack(_ context.Context, in HandBackInput) (HandBackResult, error) {
+	if in.Step == "reproduce" {
+		return HandBackResult{Command: &ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}}, nil
+	}
+	return HandBackResult{}, nil
 }
 
-func (f *fakeCeremony) RunCheck(context.Context, RunCheckInput) (contract.CheckRecord, error) {
-	return contract.CheckRecord{}, fmt.Errorf("not scripted")
+func (f *fakeCeremony) RunCheck(_ context.Context, in RunCheckInput) (contract.CheckRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks = append(f.checks, in)
+	return contract.CheckRecord{Program: in.Command.Program, Args: in.Command.Args, ExitCode: f.exit, OutputTail: "FAIL"}, nil
 }
 
 func (f *fakeCeremony) Complete(_ context.Context, in CompleteInput) (InstanceView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.completed = append(f.completed, in)
-	return InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE"}, nil
+	v := InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(in.Step)}
+	if in.Status == "completed" {
+		v.Enabled = []string{in.Step + "d"}
+	}
+	return v, nil
 }
 
-func (f *fakeCeremony) Transition(context.Context, TransitionInput) (InstanceView, error) {
-	return InstanceView{}, fmt.Errorf("not scripted")
+func (f *fakeCeremony) Transition(_ context.Context, in TransitionInput) (InstanceView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.transitions = append(f.transitions, in)
+	if in.Trigger == "reproduced" {
+		return InstanceView{InstanceID: in.InstanceID, State: "DIAGNOSE", NextStep: "diagnose", Steps: []StepView{{Step: "diagnose", Status: "pending", Iteration: 1}}}, nil
+	}
+	return InstanceView{InstanceID: in.InstanceID, State: "COMPLETED", Completed: true}, nil
 }
 
 var _ CeremonyActivities = (*fakeCeremony)(nil)
@@ -85,5 +116,162 @@ func TestStepTimeoutStopsTheCeremony(t *testing.T) {
 	}
 	if len(acts.notes) != 2 || !strings.Contains(acts.notes[1], "passed its -1s timeout") || acts.requests[0].StepDone != nil {
 		t.Fatalf("notes %q, first request offers step_done %v", acts.notes, acts.requests[0].StepDone)
+	}
+}
+
+// ResetView records a view reset like a note.
+func (s *scripted) ResetView(ctx context.Context, in AppendNoteInput) (RecordToolResultResult, error) {
+	return s.AppendNote(ctx, in)
+}
+
+func stepDoneCall(args map[string]any) scriptCall {
+	return scriptCall{tool: StepDoneTool, args: args}
+}
+
+var (
+	reproduceHandBack = stepDoneCall(map[string]any{"check_command": map[string]any{"program": "go", "args": []string{"test", "./..."}}, "expected": "ok", "observed": "FAIL"})
+	diagnoseHandBack  = stepDoneCall(map[string]any{"root_cause": "r", "evidence": "e", "proposed_fix": "f"})
+)
+
+func newCeremonyHarness(t *testing.T, acts *scripted, cer *fakeCeremony) *harness {
+	h := newHarness(t, acts)
+	h.env.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony."})
+	return h
+}
+
+func debugReq(id, prompt string) ExecuteRequest {
+	req := execReq(id, prompt, policy.ApproveLocal, nil)
+	req.Mode = "debug"
+	return req
+}
+
+// TestDriverRunsTheCeremony: while a step is open the driver offers
+// axlr_step_done with the step's schema (Offer) and takes the hand-back
+// (OnCall); the first check command waits for the person, and once
+// approved the driver runs it, completes the step, applies the transition
+// and claims the next; when the ceremony ends the session is back in
+// normal mode and step_done is no longer offered.
+func TestDriverRunsTheCeremony(t *testing.T) {
+	acts := newScripted(
+		reply{calls: []scriptCall{reproduceHandBack}},
+		reply{calls: []scriptCall{diagnoseHandBack}},
+		reply{text: "Diagnosed."},
+	)
+	cer := &fakeCeremony{timeout: time.Hour, exit: 1}
+	h := newCeremonyHarness(t, acts, cer)
+	var ex, dec outcome
+	var p1, p2 Progress
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+	h.progress(&p1)
+	h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &dec)
+	h.progress(&p2)
+	h.run()
+	ex.mustAccept(t, "execute")
+	dec.mustAccept(t, "decide")
+	if r := p1.Result; r == nil || r.Status != contract.NeedsDecision || r.Pending.Tool != CheckTool || r.Pending.CallID != "call-4-0" {
+		t.Fatalf("first result %+v", r)
+	}
+	if len(acts.requests) != 3 {
+		t.Fatalf("%d requests", len(acts.requests))
+	}
+	first, second, last := acts.requests[0], acts.requests[1], acts.requests[2]
+	if first.StepDone == nil || *first.StepDone != (StepDoneSpec{Definition: "axlr_debug", Version: "2.0", Step: "reproduce"}) || first.Tools[len(first.Tools)-1] != StepDoneTool {
+		t.Fatalf("first request offers %v, step_done %+v", first.Tools, first.StepDone)
+	}
+	if second.StepDone == nil || second.StepDone.Step != "diagnose" {
+		t.Fatalf("second request step_done %+v", second.StepDone)
+	}
+	if last.StepDone != nil || slices.Contains(last.Tools, StepDoneTool) {
+		t.Fatalf("after the ceremony the request offers %v, step_done %+v", last.Tools, last.StepDone)
+	}
+	if len(cer.checks) != 1 || cer.checks[0].Command.Program != "go" || len(cer.claims) != 1 || cer.claims[0].Step != "diagnose" || len(cer.transitions) != 2 {
+		t.Fatalf("checks %+v claims %+v transitions %+v", cer.checks, cer.claims, cer.transitions)
+	}
+	r := p2.Result
+	if r == nil || r.Status != contract.Completed || r.Ceremony == nil || r.Ceremony.State != "COMPLETED" || !r.Ceremony.Ended || len(r.Ceremony.Steps) != 2 {
+		t.Fatalf("result %+v ceremony %+v", r, r.Ceremony)
+	}
+	if c := r.Ceremony.Steps[0].Check; c == nil || c.ExitCode != 1 || r.Ceremony.Steps[0].Output["reproduced"] != true {
+		t.Fatalf("reproduce record %+v", r.Ceremony.Steps[0])
+	}
+}
+
+// TestDriverCompactOffer: under the compact profile a read-only step hides
+// the writes and offers axlr_history; the driver refuses the same call
+// twice in a row and a write the step does not allow (OnCall).
+func TestDriverCompactOffer(t *testing.T) {
+	acts := newScripted(
+		reply{calls: []scriptCall{
+			{tool: "local_read", args: map[string]any{"path": "a.go"}},
+			{tool: "local_read", args: map[string]any{"path": "a.go"}},
+			{tool: "local_write", args: map[string]any{"path": "a.go", "content": "x", "mode": "create"}},
+		}},
+		reply{calls: []scriptCall{reproduceHandBack}},
+	)
+	acts.profile = "compact"
+	h := newCeremonyHarness(t, acts, &fakeCeremony{timeout: time.Hour})
+	var ex outcome
+	var p Progress
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+	h.progress(&p)
+	h.run()
+	ex.mustAccept(t, "execute")
+	first := acts.requests[0]
+	want := []string{"local_read", "local_exec", "local_search", "local_list", HistoryTool, StepDoneTool}
+	if !slices.Equal(first.Tools, want) || first.StepDone == nil || !first.StepDone.Compact {
+		t.Fatalf("compact reproduce offers %v, step_done %+v; want %v", first.Tools, first.StepDone, want)
+	}
+	if len(acts.ran) != 1 || len(acts.recorded) != 2 {
+		t.Fatalf("ran %+v recorded %+v", acts.ran, acts.recorded)
+	}
+	if acts.recorded[0].Message != "same call as before; change something" || !strings.Contains(acts.recorded[1].Message, "local_write is not available in step reproduce") {
+		t.Fatalf("refusals %q, %q", acts.recorded[0].Message, acts.recorded[1].Message)
+	}
+	if p.Result == nil || p.Result.Status != contract.NeedsDecision {
+		t.Fatalf("result %+v", p.Result)
+	}
+}
+
+// TestDriverRemindsThenStops: a model that answers with the step open is
+// reminded once (OnAnswer); the second time the driver cancels the step in
+// MADE, the session returns to normal mode and the model answers.
+func TestDriverRemindsThenStops(t *testing.T) {
+	acts := newScripted(reply{text: "Is this done? <tool_call>"}, reply{text: "Done."}, reply{text: "Sorry, I stopped."})
+	cer := &fakeCeremony{timeout: time.Hour}
+	h := newCeremonyHarness(t, acts, cer)
+	var ex outcome
+	var p Progress
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+	h.progress(&p)
+	h.run()
+	ex.mustAccept(t, "execute")
+	if len(acts.notes) != 3 || !strings.Contains(acts.notes[1], "still open") || !strings.Contains(acts.notes[1], "<tool_call>") || !strings.Contains(acts.notes[2], "was stopped") {
+		t.Fatalf("notes %q", acts.notes)
+	}
+	if len(cer.completed) != 1 || cer.completed[0].Status != "cancelled" {
+		t.Fatalf("completions %+v", cer.completed)
+	}
+	c := p.Result.Ceremony
+	if p.Result.Status != contract.Completed || c == nil || !c.Ended || !strings.HasPrefix(c.Stopped, StoppedStalled) || len(acts.requests) != 3 || acts.requests[2].StepDone != nil {
+		t.Fatalf("result %+v ceremony %+v", p.Result, c)
+	}
+}
+
+// TestDriverBudgetNote: before a request the driver counts the step's
+// calls and tells the model when a fifth of its budget is left
+// (BeforeRequest).
+func TestDriverBudgetNote(t *testing.T) {
+	var calls []scriptCall
+	for i := range StepBudget - 5 {
+		calls = append(calls, scriptCall{tool: "local_read", args: map[string]any{"path": strings.Repeat("a", i+1)}})
+	}
+	acts := newScripted(reply{calls: calls}, reply{calls: []scriptCall{reproduceHandBack}})
+	h := newCeremonyHarness(t, acts, &fakeCeremony{timeout: time.Hour})
+	var ex outcome
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+	h.run()
+	ex.mustAccept(t, "execute")
+	if len(acts.notes) != 2 || acts.notes[1] != "[AXLR · budget] 5 tool calls remain for step reproduce: finish it and hand it back with axlr_step_done." {
+		t.Fatalf("notes %q", acts.notes)
 	}
 }

@@ -1,7 +1,3 @@
-// Package workflows holds axlr's Temporal workflows. Workflow code is
-// deterministic: it decides with pure functions (agent/policy), keeps only
-// compact state, and reaches files, models and processes through the
-// activities it declares here, called by name. It imports no I/O.
 package workflows
 
 import (
@@ -39,8 +35,6 @@ const (
 	// holds (the first and its successors), so a successor's id finds its
 	// workflow.
 	SearchAttributeSessions = "AxlrSessions"
-	// SharedTaskQueue serves host-independent work.
-	SharedTaskQueue = "axlr"
 )
 
 // Activity names of the session workflow, registered with the "session."

@@ -48,6 +48,8 @@ type scripted struct {
 	finished []FinishExecutionInput
 	notes    []string
 	next     int
+	// profile is settings' ceremonies.profile in every turn's snapshot.
+	profile string
 }
 
 func newScripted(replies ...reply) *scripted {
@@ -64,7 +66,7 @@ func (s *scripted) BeginTurn(_ context.Context, in BeginTurnInput) (BeginTurnRes
 		s.revision[in.SessionID]++
 	}
 	return BeginTurnResult{Revision: s.revision[in.SessionID], Model: cmp.Or(in.Model, "fake-model"), Root: in.Root,
-		Settings: policy.Settings{AlwaysAsk: []string{"git push --force"}}, Stream: true}, nil
+		Settings: policy.Settings{AlwaysAsk: []string{"git push --force"}}, Stream: true, CeremonyProfile: s.profile}, nil
 }
 
 func (s *scripted) ModelRequest(_ context.Context, in ModelRequestInput) (ModelRequestResult, error) {

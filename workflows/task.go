@@ -1,13 +1,18 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
 )
 
 // TaskWorkflow is the workflow type of a one-shot task: a fresh session in
@@ -71,4 +76,131 @@ func (in TaskInput) Validate() error {
 		}
 	}
 	return nil
+}
+
+// TaskState is everything a task knows.
+type TaskState struct {
+	TurnState
+	Mode      string         `json:"mode,omitempty"`
+	Execution ExecutionState `json:"execution"`
+	// Ceremony is the task's ceremony, when its mode runs one.
+	Ceremony *CeremonyState `json:"ceremony,omitempty"`
+	Journal
+}
+
+// Task is the one-shot task workflow: it begins a fresh session with the
+// prompt, runs one turn with the workspace's tools approved (under the
+// policy, the destructive list still asking) and, in a ceremony's mode,
+// that ceremony, then completes with the execution's result. A call that
+// needs the person ends it needs_decision; the interrupt update (or a
+// cancellation of the workflow) ends it interrupted.
+func Task(ctx workflow.Context, in TaskInput) (*contract.Result, error) {
+	if err := in.Validate(); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadRequest, err)
+	}
+	r := newTaskRun(in)
+	if err := r.registerHandlers(ctx); err != nil {
+		return nil, err
+	}
+	upsertSessions(ctx, r.st.SessionIDs)
+	turnCtx, cancel := workflow.WithCancel(ctx)
+	r.cancel = cancel
+	err := r.run(turnCtx)
+	if ctx.Err() != nil && r.interrupted == "" {
+		r.interrupted = "the task was cancelled"
+	}
+	status, msg := endedAs(err, r.interrupted)
+	res := r.turn.Finish(ctx, status, msg, r.driver.Outcome(in.ExecutionID))
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+type taskRun struct {
+	in          TaskInput
+	st          TaskState
+	turn        *Turn
+	driver      *Driver
+	cancel      workflow.CancelFunc
+	interrupted string
+}
+
+func newTaskRun(in TaskInput) *taskRun {
+	r := &taskRun{in: in}
+	r.st = TaskState{
+		TurnState: newTurnState(in.SessionID),
+		Mode:      cmp.Or(in.Mode, "normal"),
+		Execution: ExecutionState{ID: in.ExecutionID, Sessions: []string{in.SessionID}},
+	}
+	r.st.Root, r.st.Policy, r.st.Approval = in.Root, in.Policy, policy.ApproveLocal
+	r.turn = &Turn{st: &r.st.TurnState, exec: &r.st.Execution, j: &r.st.Journal}
+	r.driver = &Driver{slot: &r.st.Ceremony, t: r.turn, mode: &r.st.Mode, approved: in.ApprovedChecks}
+	r.turn.hooks = r.driver
+	return r
+}
+
+func (r *taskRun) registerHandlers(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateInterrupt, r.interrupt,
+		workflow.UpdateHandlerOptions{Validator: r.validateInterrupt}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateInterrupt, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, r.progress); err != nil {
+		return fmt.Errorf("register %s: %w", QueryProgress, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryResult, r.result); err != nil {
+		return fmt.Errorf("register %s: %w", QueryResult, err)
+	}
+	return nil
+}
+
+// run begins the session, starts the mode's ceremony and runs the turn.
+func (r *taskRun) run(ctx workflow.Context) error {
+	if err := r.turn.Begin(ctx, BeginTurnInput{
+		SessionID:   r.in.SessionID,
+		ExecutionID: r.in.ExecutionID,
+		Prompt:      r.in.Prompt,
+		Model:       r.in.Model,
+		Root:        r.in.Root,
+		Mode:        r.st.Mode,
+	}); err != nil {
+		return err
+	}
+	if r.st.Mode != "normal" {
+		if err := r.driver.Start(ctx, r.st.Mode, r.in.Prompt, r.in.ExecutionID); err != nil {
+			return err
+		}
+	}
+	return r.turn.Run(ctx, nil)
+}
+
+func (r *taskRun) validateInterrupt(ctx workflow.Context, req InterruptRequest) error {
+	if r.st.Execution.Result != nil {
+		return fmt.Errorf("interrupt: task %s has ended %s", r.in.ExecutionID, r.st.Execution.Result.Status)
+	}
+	if req.ExecutionID != "" && req.ExecutionID != r.in.ExecutionID {
+		return fmt.Errorf("interrupt: execution %s is not this task's; the task runs execution %s", req.ExecutionID, r.in.ExecutionID)
+	}
+	return nil
+}
+
+func (r *taskRun) interrupt(ctx workflow.Context, req InterruptRequest) (Accepted, error) {
+	r.interrupted = cmp.Or(req.Reason, "interrupted by the person")
+	r.cancel()
+	return Accepted{ExecutionID: r.in.ExecutionID, SessionID: r.st.Current()}, nil
+}
+
+func (r *taskRun) progress(q ProgressQuery) (Progress, error) {
+	if q.ExecutionID != "" && q.ExecutionID != r.in.ExecutionID {
+		return Progress{}, fmt.Errorf("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.in.ExecutionID)
+	}
+	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
+}
+
+func (r *taskRun) result() (*contract.Result, error) {
+	if r.st.Execution.Result == nil {
+		return nil, fmt.Errorf("task %s has not ended yet", r.in.ExecutionID)
+	}
+	return r.st.Execution.Result, nil
 }

@@ -124,8 +124,10 @@ func (p *Policy) Validate() error {
 			if err := checkPattern(r.Name); err != nil {
 				return fmt.Errorf("policy: tools.%s[%d].name: %w", set.name, i, err)
 			}
-			for arg, pat := range r.Arguments {
-				if err := checkPattern(pat); err != nil {
+			// Sorted: of several bad patterns, the same one is reported
+			// every time (validators run in workflow code).
+			for _, arg := range sortedKeys(r.Arguments) {
+				if err := checkPattern(r.Arguments[arg]); err != nil {
 					return fmt.Errorf("policy: tools.%s[%d].arguments.%s: %w", set.name, i, arg, err)
 				}
 			}
@@ -360,6 +362,7 @@ func truncationNote(rules []Rule, c Call) string {
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
+	//workflowcheck:ignore the keys are sorted before they are used
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -375,6 +378,7 @@ func matchRule(r Rule, c Call, truncatedMatches bool) bool {
 	if !Match(r.Name, c.Tool) {
 		return false
 	}
+	//workflowcheck:ignore every argument must match: the order does not change the answer
 	for arg, pat := range r.Arguments {
 		v, ok := c.Args[arg]
 		if !ok {

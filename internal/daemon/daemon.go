@@ -26,8 +26,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/underpass-ai/axlr/activities"
 	"github.com/underpass-ai/axlr/agent"
@@ -230,9 +232,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	red := redact.New(append(append(append([]string(nil), set.Secrets...), set.Provider.APIKey), redact.Secrets(o.Environ)...))
+	identity, err := workerIdentity(host)
+	if err != nil {
+		return err
+	}
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort:      info.Frontend,
 		Namespace:     o.Namespace,
+		Identity:      identity,
 		Logger:        zlog.SDK{L: log.With().Str("component", "sdk").Logger()},
 		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
 	})
@@ -266,18 +273,50 @@ func Run(ctx context.Context, o Options) (err error) {
 		Workspaces: workspaces,
 		Log:        log,
 	}
-
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}
+
+	journal, err := openInflight(o.StateDir, identity, log)
+	if err != nil {
+		return err
+	}
+	lost := journal.previous()
+
+	// The one wiring point: the worker, the reaper of a dead axlrd's
+	// attempts and the wait for the signal run in one group; the first to
+	// fail stops the others, and axlrd exits with its reason instead of
+	// holding the state dir while it does nothing.
+	g, gctx := errgroup.WithContext(ctx)
+	fatal := make(chan error, 1)
 	w := worker.New(c, info.TaskQueue, worker.Options{
 		WorkerStopTimeout: 10 * time.Second,
 		BuildID:           "axlrd",
-		OnFatalError:      func(err error) { log.Error().Err(err).Msg("worker stopped") },
+		Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
+		OnFatalError: func(err error) {
+			select {
+			case fatal <- err:
+			default:
+			}
+		},
 	})
 	Register(w, acts, cer)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on %s: %w", info.TaskQueue, err)
 	}
 	defer w.Stop()
+	g.Go(func() error {
+		select {
+		case err := <-fatal:
+			return fmt.Errorf("the worker on %s stopped: %w", info.TaskQueue, err)
+		case <-gctx.Done():
+			return nil
+		}
+	})
+	if len(lost) > 0 {
+		g.Go(func() error {
+			reapLost(gctx, c, o.Namespace, lost, log)
+			return nil
+		})
+	}
 
 	ui := info.UIURL
 	if ui == "" {
@@ -285,18 +324,23 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	fmt.Fprintf(o.Stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s\n",
 		info.Frontend, info.Namespace, ui, info.StateDir, info.TaskQueue)
-	log.Info().Str("frontend", info.Frontend).Str("ui", ui).Str("state_dir", info.StateDir).Str("task_queue", info.TaskQueue).Msg("axlrd ready")
+	log.Info().Str("frontend", info.Frontend).Str("ui", ui).Str("state_dir", info.StateDir).Str("task_queue", info.TaskQueue).
+		Str("identity", identity).Int("lost_attempts", len(lost)).Msg("axlrd ready")
 	if o.Ready != nil {
 		o.Ready(info)
 	}
-	<-ctx.Done()
+	if err := g.Wait(); err != nil {
+		log.Error().Err(err).Msg("axlrd stopping")
+		return err
+	}
 	log.Info().Msg("axlrd stopping")
 	return nil
 }
 
-// Register registers the session workflow and its activities on a worker.
+// Register registers axlr's workflows and their activities on a worker.
 func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 }

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,14 +18,29 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// updateReplay rewrites workflows/testdata/*.json from the runs of these
-// tests, for workflows' replay test: go test ./internal/e2e -update-replay.
-var updateReplay = flag.Bool("update-replay", false, "rewrite the captured histories in workflows/testdata")
+// updateReplay adds captures to workflows/testdata for workflows' replay
+// test: go test ./internal/e2e -update-replay. Captures are append-only: a
+// capture whose file exists is left as it is.
+var updateReplay = flag.Bool("update-replay", false, "add the captured histories missing from workflows/testdata")
 
 // captureHistory saves a session workflow's history for the replay test.
 func captureHistory(t *testing.T, e *env, sessionID, name string) {
 	t.Helper()
+	captureWorkflow(t, e, workflows.SessionWorkflowID(sessionID), name)
+}
+
+// captureWorkflow saves a workflow's history as workflows/testdata/<name>.json
+// when no capture of that name exists, and appends its digest to
+// captures.sum.
+func captureWorkflow(t *testing.T, e *env, workflowID, name string) {
+	t.Helper()
 	if !*updateReplay {
+		return
+	}
+	dir := filepath.Join("..", "..", "workflows", "testdata")
+	path := filepath.Join(dir, name+".json")
+	if _, err := os.Stat(path); err == nil {
+		t.Logf("%s exists: captures are append-only, it stays as it is", path)
 		return
 	}
 	c, err := client.Dial(client.Options{HostPort: e.address(), Logger: quiet{}})
@@ -30,7 +48,7 @@ func captureHistory(t *testing.T, e *env, sessionID, name string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	it := c.GetWorkflowHistory(context.Background(), workflows.SessionWorkflowID(sessionID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var h historypb.History
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -43,11 +61,17 @@ func captureHistory(t *testing.T, e *env, sessionID, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "..", "workflows", "testdata", name+".json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	b = append(b, '\n')
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	sum := sha256.Sum256(b)
+	f, err := os.OpenFile(filepath.Join(dir, "captures.sum"), os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s  %s\n", hex.EncodeToString(sum[:]), name+".json"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s (%d events)", path, len(h.Events))

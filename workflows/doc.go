@@ -1,0 +1,41 @@
+// Package workflows holds axlr's Temporal workflows: the session
+// (axlr.Session), which runs executions one at a time for as long as the
+// session lives, and the one-shot task (axlr.Task). Both host the same
+// two components: the turn (turn.go), the model/tool loop over an explicit
+// state with four hooks, and the ceremony driver (ceremony.go), which
+// plugs into those hooks to run a MADE ceremony.
+//
+// Workflow code is deterministic: it decides with pure functions
+// (agent/policy), keeps only compact state, and reaches files, models and
+// processes through the activities it declares here, called by name. It
+// imports no I/O. `make test` runs workflowcheck over this package
+// (workflowcheck.config.yaml lists what it allows and why).
+//
+// # Versioning: workflows run for days
+//
+// A workflow started by one axlrd is continued by the next, which replays
+// its history with the new code. So:
+//
+//   - A change to what workflow code does in flight — the commands it
+//     issues (activities, local activities, timers, markers, search
+//     attributes, continue-as-new) or their order — is guarded with
+//     workflow.GetVersion(ctx, "<change-id>", workflow.DefaultVersion, N):
+//     the old branch stays for histories recorded before the change. The
+//     first such change is "worker-lost-retry" in activity.go; the next
+//     one gets its own id (never reuse one) and keeps every older branch
+//     until no run of it can be in flight.
+//   - Names in history (workflow types, activity names, update and query
+//     names, search attributes) never change.
+//   - State carried over continue-as-new only gains fields; a renamed or
+//     removed field loses what a running workflow carries
+//     (TestOldStateContinuesAsNew decodes the previous shape).
+//   - Inputs of activities recorded before a field existed arrive without
+//     it: read the zero value as what the old code meant (an empty
+//     ceremony version is 2.0).
+//   - A published ceremony version's steps never change
+//     (ceremonies.TestStepsPinned).
+//
+// The histories captured under testdata/ are append-only and all of them
+// replay in CI (TestReplay): a change adds a capture of the new shape and
+// never rewrites an old one; testdata/README.md says how.
+package workflows
