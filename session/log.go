@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/underpass-ai/axlr/redact"
@@ -25,42 +27,68 @@ type logFile interface {
 
 // Log is one session's event log. It is safe for concurrent use: appends are
 // serialized, and reads see every event whose append has returned.
+//
+// The Store may unload a Log between calls (see Store); the next call
+// reloads it. If that reload fails (the file was damaged meanwhile), reads
+// find the log empty, and Append and Store.Log return the error.
 type Log struct {
 	id       string
 	path     string
 	redactor *redact.Redactor
 	now      func() time.Time
+	store    *Store
 
 	wmu    sync.Mutex // the append queue; guards f, size, broken, closed
-	f      logFile
-	size   int64 // length of the file: the end of the last complete line
-	broken error // set when a failed append could not be rolled back
+	f      logFile    // nil when unloaded
+	size   int64      // length of the file: the end of the last complete line
+	broken error      // set when a failed append could not be rolled back
 	closed bool
 
-	mu     sync.RWMutex // guards the in-memory view below
+	// A log is loaded (f open, view filled) or unloaded (neither). loaded
+	// changes only with both wmu and mu held, so holding either pins it: an
+	// append (wmu) or a read (mu) in progress is never unloaded.
+	mu       sync.RWMutex // guards the in-memory view below
+	loaded   bool         // written with wmu and mu held, read with either
+	view                  // empty when unloaded
+	repaired int64        // torn bytes removed by every load so far
+
+	used atomic.Bool // set by each call, cleared by the store's sweeps
+
+	// Guarded by store.mu: the store's list of loaded logs.
+	prev, next *Log
+	listed     bool
+	lastUsed   time.Time
+}
+
+// view is the in-memory copy of a log file.
+type view struct {
 	events []Event
 	byKey  map[string]int // Key -> Seq
 	lastOf map[string]int // Type -> Seq of the newest event
-
-	repaired int64 // set by load, read-only afterwards
 }
 
-func (s *Store) newLog(id, path string, f *os.File) *Log {
-	return &Log{
-		id: id, path: path, redactor: s.redactor, now: s.now, f: f,
-		byKey: make(map[string]int), lastOf: make(map[string]int),
-	}
+func newView() view {
+	return view{byKey: make(map[string]int), lastOf: make(map[string]int)}
+}
+
+// newLog returns the unloaded log of session id.
+func (s *Store) newLog(id string) *Log {
+	return &Log{id: id, path: s.path(id), redactor: s.redactor, now: s.now, store: s}
 }
 
 // ID returns the session id.
 func (l *Log) ID() string { return l.id }
 
 // Repaired returns the number of bytes of a torn final line (one without
-// its newline) that were removed from the file when the log was opened; 0 if
-// the file ended with a complete line. Callers should report a non-zero
-// value: the last append before a crash was lost, though it was never
-// acknowledged.
-func (l *Log) Repaired() int64 { return l.repaired }
+// its newline) that were removed from the file when the log was opened, or
+// reloaded after being unloaded; 0 if the file always ended with a complete
+// line. Callers should report a non-zero value: the last append before a
+// crash was lost, though it was never acknowledged.
+func (l *Log) Repaired() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.repaired
+}
 
 // Append adds ev to the log. It sets V, ID, SessionID, ParentID, Seq and Time
 // (any values the caller set are replaced) and replaces Data, which must be
@@ -86,6 +114,8 @@ func (l *Log) AppendAt(seq int, ev Event) (saved Event, existed bool, err error)
 
 // append writes ev; want >= 0 requires the log to hold exactly want events.
 func (l *Log) append(ev Event, want int) (saved Event, existed bool, err error) {
+	reloaded := false
+	defer l.store.listIfReloaded(l, &reloaded) // after wmu is released
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	switch {
@@ -94,6 +124,10 @@ func (l *Log) append(ev Event, want int) (saved Event, existed bool, err error) 
 	case l.broken != nil:
 		return Event{}, false, fmt.Errorf("append to session %s: log unusable after a failed rollback: %w", l.id, l.broken)
 	}
+	if reloaded, err = l.load(); err != nil {
+		return Event{}, false, fmt.Errorf("append to session %s: reopen: %w", l.id, err)
+	}
+	l.touch()
 	if ev.Key != "" {
 		if prev, ok := l.ByKey(ev.Key); ok {
 			return prev, true, nil
@@ -173,9 +207,55 @@ func (l *Log) write(line []byte) error {
 	return err
 }
 
+// ready, called with mu read-locked, reports whether the log is loaded,
+// reloading it first if it was unloaded, and marks it used. If it returns
+// false, mu is no longer held: the log is unloaded and cannot be reloaded (it
+// is closed or its file fails the checks of Store.Log), so the read finds it
+// empty and the next Store.Log or Append reports the error.
+func (l *Log) ready() bool {
+	if l.loaded && l.used.Load() { // the fast path, kept small to be inlined
+		return true
+	}
+	return l.readySlow()
+}
+
+// readySlow is ready for a log that is unloaded or not marked used.
+func (l *Log) readySlow() bool {
+	for !l.loaded {
+		l.mu.RUnlock()
+		if err := l.reload(); err != nil {
+			return false
+		}
+		l.mu.RLock() // the store may have unloaded it again meanwhile
+	}
+	l.used.Store(true)
+	return true
+}
+
+// reload reloads the log if it is unloaded, then lists it in the store.
+// Called with no lock held.
+func (l *Log) reload() error {
+	l.wmu.Lock()
+	reloaded, err := l.load()
+	l.wmu.Unlock()
+	l.store.listIfReloaded(l, &reloaded)
+	return err
+}
+
+// touch marks the log used since the store's last sweep. It writes only when
+// the flag is clear, to keep its cache line shared between callers.
+func (l *Log) touch() {
+	if !l.used.Load() {
+		l.used.Store(true)
+	}
+}
+
 // Len returns the number of events.
 func (l *Log) Len() int {
 	l.mu.RLock()
+	if !l.ready() {
+		return 0
+	}
 	defer l.mu.RUnlock()
 	return len(l.events)
 }
@@ -188,6 +268,9 @@ func (l *Log) Events(from int) []Event {
 // Range returns copies of the events with from <= Seq < to, oldest first.
 func (l *Log) Range(from, to int) []Event {
 	l.mu.RLock()
+	if !l.ready() {
+		return nil
+	}
 	defer l.mu.RUnlock()
 	from, to = max(from, 0), min(to, len(l.events))
 	if from >= to {
@@ -203,6 +286,9 @@ func (l *Log) Range(from, to int) []Event {
 // ByKey returns the event with idempotency key key.
 func (l *Log) ByKey(key string) (Event, bool) {
 	l.mu.RLock()
+	if !l.ready() {
+		return Event{}, false
+	}
 	defer l.mu.RUnlock()
 	seq, ok := l.byKey[key]
 	if !ok {
@@ -214,6 +300,9 @@ func (l *Log) ByKey(key string) (Event, bool) {
 // Last returns the newest event of type typ.
 func (l *Log) Last(typ string) (Event, bool) {
 	l.mu.RLock()
+	if !l.ready() {
+		return Event{}, false
+	}
 	defer l.mu.RUnlock()
 	seq, ok := l.lastOf[typ]
 	if !ok {
@@ -231,60 +320,125 @@ func (l *Log) close() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.closed = true
+	if l.f == nil {
+		return nil
+	}
 	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("close session %s: %w", l.id, err)
 	}
 	return nil
 }
 
-// load reads the file into memory: it keeps every complete line, checks each
-// one, and removes a torn final line. It returns a *CorruptError, without
-// modifying the file, if a complete line is not the next event of the chain.
-func (l *Log) load(f *os.File) error {
+// load opens and reads the file of an unloaded log, with the checks of
+// read; it reports whether it did. Called with wmu held, or before the log is
+// shared.
+func (l *Log) load() (bool, error) {
+	switch {
+	case l.loaded:
+		return false, nil
+	case l.closed:
+		return false, ErrClosed
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, ErrNotFound
+	}
+	if err != nil {
+		return false, err
+	}
+	v, size, torn, err := l.read(f)
+	if err != nil {
+		f.Close()
+		return false, err
+	}
+	l.set(f, v, size, torn)
+	return true, nil
+}
+
+// set makes the log loaded from f. Called with wmu held, or before the log
+// is shared.
+func (l *Log) set(f logFile, v view, size, torn int64) {
+	l.f, l.size = f, size
+	l.mu.Lock()
+	l.view, l.loaded = v, true
+	l.repaired += torn
+	l.mu.Unlock()
+}
+
+// unload closes the file and drops the events of a loaded log, unless it is
+// in use (an append or a read in progress), broken, or closed; it reports
+// whether it did. It never blocks.
+func (l *Log) unload() bool {
+	if !l.wmu.TryLock() {
+		return false
+	}
+	defer l.wmu.Unlock()
+	if !l.loaded || l.broken != nil || l.closed || !l.mu.TryLock() {
+		return false
+	}
+	defer l.mu.Unlock()
+	l.unloadLocked()
+	return true
+}
+
+// unloadLocked unloads a loaded log. Called with wmu and mu held.
+func (l *Log) unloadLocked() {
+	// Every append was synced before it returned, so a failed close loses
+	// nothing, and the descriptor is released either way.
+	_ = l.f.Close()
+	l.f, l.size = nil, 0
+	l.view, l.loaded = view{}, false
+}
+
+// read reads f into a new view: it keeps every complete line, checks each
+// one, and removes a torn final line, returning its length. It returns a
+// *CorruptError, without modifying the file, if a complete line is not the
+// next event of the chain.
+func (l *Log) read(f *os.File) (v view, size, torn int64, err error) {
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", l.path, err)
+		return view{}, 0, 0, fmt.Errorf("read %s: %w", l.path, err)
 	}
+	v = newView()
 	complete := data[:bytes.LastIndexByte(data, '\n')+1]
 	rest := complete
 	for n := 1; len(rest) > 0; n++ {
 		i := bytes.IndexByte(rest, '\n')
-		if err := l.add(rest[:i]); err != nil {
-			return &CorruptError{Path: l.path, Line: n, Err: err}
+		if err := v.add(l.id, rest[:i]); err != nil {
+			return view{}, 0, 0, &CorruptError{Path: l.path, Line: n, Err: err}
 		}
 		rest = rest[i+1:]
 	}
-	l.size = int64(len(complete))
-	if torn := int64(len(data)) - l.size; torn > 0 {
-		if err := f.Truncate(l.size); err != nil {
-			return fmt.Errorf("remove torn final line of %s: %w", l.path, err)
+	size = int64(len(complete))
+	if torn = int64(len(data)) - size; torn > 0 {
+		if err := f.Truncate(size); err != nil {
+			return view{}, 0, 0, fmt.Errorf("remove torn final line of %s: %w", l.path, err)
 		}
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("remove torn final line of %s: %w", l.path, err)
+			return view{}, 0, 0, fmt.Errorf("remove torn final line of %s: %w", l.path, err)
 		}
-		l.repaired = torn
 	}
-	return nil
+	return v, size, torn, nil
 }
 
-// add checks that line is the next event of the chain and keeps it.
-func (l *Log) add(line []byte) error {
+// add checks that line is the next event of session id's chain and keeps it.
+func (v *view) add(id string, line []byte) error {
 	var ev Event
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return err
 	}
-	seq := len(l.events)
+	seq := len(v.events)
 	parent := ""
 	if seq > 0 {
-		parent = l.events[seq-1].ID
+		parent = v.events[seq-1].ID
 	}
 	switch {
 	case ev.V != Version:
 		return fmt.Errorf("format version %d, want %d", ev.V, Version)
 	case !ValidID(ev.ID):
 		return fmt.Errorf("event id %q: %w", ev.ID, ErrInvalidID)
-	case ev.SessionID != l.id:
-		return fmt.Errorf("session id %q, want %q", ev.SessionID, l.id)
+	case ev.SessionID != id:
+		return fmt.Errorf("session id %q, want %q", ev.SessionID, id)
 	case ev.Seq != seq:
 		return fmt.Errorf("seq %d, want %d", ev.Seq, seq)
 	case ev.ParentID != parent:
@@ -297,12 +451,12 @@ func (l *Log) add(line []byte) error {
 		return errors.New("event time is missing")
 	}
 	if ev.Key != "" {
-		if prev, dup := l.byKey[ev.Key]; dup {
+		if prev, dup := v.byKey[ev.Key]; dup {
 			return fmt.Errorf("key %q already used by seq %d", ev.Key, prev)
 		}
-		l.byKey[ev.Key] = seq
+		v.byKey[ev.Key] = seq
 	}
-	l.events = append(l.events, ev)
-	l.lastOf[ev.Type] = seq
+	v.events = append(v.events, ev)
+	v.lastOf[ev.Type] = seq
 	return nil
 }

@@ -6,11 +6,17 @@
 // fsyncs the file, and on any failure truncates the file back to its
 // previous length, so the log on disk and in memory never holds half an
 // event. Appends to one session are serialized; different sessions proceed
-// in parallel. When a log is first opened, a final line without its newline
-// (an append torn by a crash: it was never acknowledged) is removed and
-// reported by (*Log).Repaired; any complete line that is not a valid event
-// of the chain is corruption, reported as a *CorruptError, and the file is
-// left untouched.
+// in parallel. When a log is opened (or reloaded), a final line without its
+// newline (an append torn by a crash: it was never acknowledged) is removed
+// and reported by (*Log).Repaired; any complete line that is not a valid
+// event of the chain is corruption, reported as a *CorruptError, and the file
+// is left untouched.
+//
+// Memory. A log in use stays loaded: its file open, its events in memory. The
+// store unloads one left unused for Options.IdleTimeout, and the least
+// recently used past Options.MaxLoaded, closing the file and dropping the
+// events; the *Log stays valid and reloads them, with the same checks, on its
+// next call.
 //
 // Identity. Session and event ids are lowercase RFC 9562 UUIDs (NewID,
 // ValidID). Each event names its session and its parent, the event before it,
