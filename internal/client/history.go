@@ -1,18 +1,17 @@
-package cli
+package client
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/api/workflowservice/v1"
+	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/underpass-ai/axlr/contract"
@@ -41,65 +40,55 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).Milliseconds())
 }
 
-// Trajectory is a session workflow's history, readable.
+// Trajectory is a workflow's history (a session's or a task's), readable:
+// its runs oldest first and their steps.
 type Trajectory struct {
 	WorkflowID string   `json:"workflow_id"`
 	Runs       []string `json:"runs"`
 	Steps      []Step   `json:"steps"`
 }
 
-func runHistory(ctx context.Context, args []string, sys IO) error {
-	var o common
-	fs := newFlagSet("axlr-tui history", sys)
-	o.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return exitWith(ExitUsage, "usage: axlr-tui history ID [--json] (a session id or a workflow id)")
-	}
-	c, err := o.connect(ctx, sys)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	workflowID := pos[0]
-	if !strings.HasPrefix(workflowID, "axlr-") {
-		if workflowID, err = findSession(ctx, c, pos[0]); err != nil {
-			return err
+// HistoryReader reads a workflow's history: what LoadTrajectory needs of
+// the Temporal SDK's client.
+type HistoryReader interface {
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+	GetWorkflowHistory(ctx context.Context, workflowID, runID string, isLongPoll bool, filterType enumspb.HistoryEventFilterType) sdkclient.HistoryEventIterator
+}
+
+// History returns the trajectory of a session (by its id) or of a workflow
+// (by an id that starts with "axlr-").
+func (c *Client) History(ctx context.Context, id string) (*Trajectory, error) {
+	wid := id
+	if !strings.HasPrefix(id, "axlr-") {
+		var err error
+		if wid, err = c.FindSession(ctx, id); err != nil {
+			return nil, err
 		}
 	}
-	t, err := LoadTrajectory(ctx, c, workflowID)
+	t, err := LoadTrajectory(ctx, c.tc, wid)
 	if err != nil {
-		return err
+		return nil, c.reached(err)
 	}
-	if o.json {
-		enc := json.NewEncoder(sys.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t)
-	}
-	t.Print(sys.Stdout)
-	return nil
+	return t, nil
 }
 
 // LoadTrajectory reads every run of a workflow, following continue-as-new
 // back to the first, and returns its steps oldest first.
-func LoadTrajectory(ctx context.Context, c client.Client, workflowID string) (*Trajectory, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+func LoadTrajectory(ctx context.Context, h HistoryReader, workflowID string) (*Trajectory, error) {
+	desc, err := h.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
-		return nil, exitWith(ExitFailed, "workflow %s: %s", workflowID, oneLine(err))
+		return nil, fmt.Errorf("describe workflow %s: %w", workflowID, err)
 	}
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	var runs [][]*historypb.HistoryEvent
 	var ids []string
 	for runID != "" {
 		var events []*historypb.HistoryEvent
-		it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		it := h.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
 			ev, err := it.Next()
 			if err != nil {
-				return nil, exitWith(ExitFailed, "history of %s run %s: %s", workflowID, runID, oneLine(err))
+				return nil, fmt.Errorf("history of %s run %s: %w", workflowID, runID, err)
 			}
 			events = append(events, ev)
 		}
@@ -249,16 +238,12 @@ func updateDetail(name string, args *commonpb.Payloads, dc converter.DataConvert
 	case workflows.UpdateDecide:
 		var r workflows.DecideRequest
 		if dc.FromPayloads(args, &r) == nil {
-			call := r.CallID
-			if call == "" {
-				call = "the pending call"
-			}
-			return fmt.Sprintf("%s %s", r.Decision, call)
+			return strings.TrimSpace(fmt.Sprintf("%s the pending call %s", r.Decision, r.CallID))
 		}
 	case workflows.UpdateInterrupt:
 		var r workflows.InterruptRequest
 		if dc.FromPayloads(args, &r) == nil {
-			return r.Reason
+			return strings.TrimSpace(r.ExecutionID + " " + r.Reason)
 		}
 	}
 	return ""
@@ -434,29 +419,6 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 		}
 	}
 	return "", "completed"
-}
-
-// Print writes the trajectory as a table.
-func (t *Trajectory) Print(out io.Writer) {
-	fmt.Fprintf(out, "workflow %s · %d run(s)\n", t.WorkflowID, len(t.Runs))
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tSTEP\tDETAIL\tATTEMPT\tTOOK\tOUTCOME")
-	for _, s := range t.Steps {
-		attempt := "-"
-		if s.Attempt > 0 {
-			attempt = fmt.Sprint(s.Attempt)
-		}
-		took := "-"
-		if s.Duration != nil {
-			took = time.Duration(*s.Duration).Round(time.Millisecond).String()
-		}
-		outcome := s.Outcome
-		if s.Error != "" {
-			outcome += ": " + oneLineString(s.Error)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Time.Local().Format("15:04:05.000"), s.Kind+" "+s.Name, s.Detail, attempt, took, outcome)
-	}
-	tw.Flush()
 }
 
 func cut(s string, n int) string {

@@ -1,0 +1,269 @@
+// Package client is how axlr's front ends reach axlrd. It is the one place
+// of the front ends that speaks Temporal: it dials axlrd's frontend with the
+// redaction codec, starts sessions and one-shot tasks on this host's task
+// queue, sends prompts, decisions and interrupts as workflow updates, and
+// reads progress, results and history back. The command line
+// (internal/cmd) uses it now; the TUI and a service API will.
+//
+// A Client is safe for concurrent use. It prints nothing, knows no exit
+// codes and handles no signals: those belong to its callers. It retries
+// nothing except Watch, which waits through an axlrd restart. Errors name
+// the operation and its input; the typed ones (*UnreachableError,
+// *NoWorkerError, *ConfigError, *RefusedError, *NotFoundError) let a caller
+// tell axlrd's absence, its refusal and a bad setting apart.
+package client
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/underpass-ai/axlr/internal/hostid"
+	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/redact"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Defaults of Options.
+const (
+	// DefaultAddress is where axlrd's embedded Temporal frontend listens.
+	DefaultAddress = "127.0.0.1:7233"
+	// DefaultNamespace is axlrd's Temporal namespace.
+	DefaultNamespace = "default"
+)
+
+// Timings of the client.
+const (
+	// DialTimeout bounds Dial.
+	DialTimeout = 5 * time.Second
+	// PollInterval is the pause between two progress queries of Watch, and
+	// between two task queue descriptions of CheckWorker.
+	PollInterval = 200 * time.Millisecond
+	// RetryInterval is the pause between two progress queries of Watch
+	// while axlrd does not answer.
+	RetryInterval = time.Second
+	// WorkerWait is how long CheckWorker waits for a worker to poll: one
+	// that has just started may not have polled yet.
+	WorkerWait = 10 * time.Second
+)
+
+// Options say where axlrd is. The zero value reaches the axlrd of this
+// machine as its settings file describes it.
+type Options struct {
+	// Address is axlrd's Temporal frontend, host:port (default: the
+	// settings' daemon.temporal_address, then 127.0.0.1:7233).
+	Address string
+	// Namespace is the Temporal namespace (default: the settings'
+	// daemon.namespace, then "default").
+	Namespace string
+	// SettingsPath is the settings file (default: settings.DefaultPath, the
+	// file axlrd reads by default). An absent file is empty settings.
+	SettingsPath string
+	// Getenv reads AXLR_HOST_ID and the XDG directories (default
+	// os.Getenv).
+	Getenv func(string) string
+}
+
+// temporal is what Client uses of the Temporal SDK's client.
+type temporal interface {
+	HistoryReader
+	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
+	NewWithStartWorkflowOperation(options sdkclient.StartWorkflowOptions, workflow any, args ...any) sdkclient.WithStartWorkflowOperation
+	UpdateWithStartWorkflow(ctx context.Context, options sdkclient.UpdateWithStartWorkflowOptions) (sdkclient.WorkflowUpdateHandle, error)
+	UpdateWorkflow(ctx context.Context, options sdkclient.UpdateWorkflowOptions) (sdkclient.WorkflowUpdateHandle, error)
+	ExecuteWorkflow(ctx context.Context, options sdkclient.StartWorkflowOptions, workflow any, args ...any) (sdkclient.WorkflowRun, error)
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
+	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	Close()
+}
+
+var _ temporal = sdkclient.Client(nil)
+
+// Client is a connection to axlrd.
+type Client struct {
+	tc      temporal
+	address string
+	// hostID names this machine; its task queue is
+	// workflows.HostTaskQueue(hostID).
+	hostID string
+	// poll, retry and workerWait are PollInterval, RetryInterval and
+	// WorkerWait; tests shorten them.
+	poll, retry, workerWait time.Duration
+}
+
+// Dial reads the settings file, names this host and connects to axlrd,
+// failing within DialTimeout with an *UnreachableError that says how to
+// start it. Payloads are redacted of the settings' secrets and the
+// environment's credentials before they leave the process, as axlrd's own
+// are. A bad settings file or host id is a *ConfigError.
+func Dial(ctx context.Context, o Options) (*Client, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path := o.SettingsPath
+	if path == "" {
+		p, err := settings.DefaultPath(getenv)
+		if err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+		path = p
+	}
+	set, err := settings.Load(path)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	host, err := hostid.Get(getenv)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	addr := cmp.Or(o.Address, set.Daemon.TemporalAddress, DefaultAddress)
+	red := redact.New(append(slices.Clone(set.Secrets), redact.Secrets(os.Environ())...))
+	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	tc, err := sdkclient.DialContext(dctx, sdkclient.Options{
+		HostPort:      addr,
+		Namespace:     cmp.Or(o.Namespace, set.Daemon.Namespace, DefaultNamespace),
+		Logger:        quietLogger{},
+		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
+	})
+	if err != nil {
+		return nil, &UnreachableError{Address: addr, Err: err}
+	}
+	return newClient(tc, addr, host), nil
+}
+
+func newClient(tc temporal, addr, hostID string) *Client {
+	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, retry: RetryInterval, workerWait: WorkerWait}
+}
+
+// Close closes the connection.
+func (c *Client) Close() { c.tc.Close() }
+
+// taskQueue is the task queue of this machine's axlrd.
+func (c *Client) taskQueue() string { return workflows.HostTaskQueue(c.hostID) }
+
+// CheckWorker makes sure an axlrd worker polls this host's task queue, so
+// a request does not wait forever for a worker that is not there. It waits
+// up to WorkerWait for one, then fails with a *NoWorkerError.
+func (c *Client) CheckWorker(ctx context.Context) error {
+	queue := c.taskQueue()
+	ctx, cancel := context.WithTimeout(ctx, c.workerWait)
+	defer cancel()
+	for {
+		resp, err := c.tc.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil && len(resp.GetPollers()) > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &NoWorkerError{TaskQueue: queue, Err: err}
+		case <-time.After(c.poll):
+		}
+	}
+}
+
+// UnreachableError is an axlrd that does not answer at Address.
+type UnreachableError struct {
+	Address string
+	Err     error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("axlrd not reachable at %s: start it with \"go run ./cmd/axlrd\" (or \"axlrd\"), or pass --temporal-address (%s)", e.Address, firstLine(e.Err.Error()))
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// NoWorkerError is an axlrd that answers but whose worker does not poll
+// this host's task queue (axlrd runs elsewhere, or under another host id).
+type NoWorkerError struct {
+	TaskQueue string
+	// Err is why the task queue could not be described; nil when it was,
+	// and no worker polled it.
+	Err error
+}
+
+func (e *NoWorkerError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("describe task queue %s: %s", e.TaskQueue, firstLine(e.Err.Error()))
+	}
+	return fmt.Sprintf("no axlrd worker serves this host (task queue %s): start axlrd on this machine, with the same AXLR_HOST_ID if you set it", e.TaskQueue)
+}
+
+func (e *NoWorkerError) Unwrap() error { return e.Err }
+
+// ConfigError is a settings file or host id Dial cannot use. Its message
+// names the file or the variable.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// RefusedError is a request axlrd refused: an update's validator said no,
+// or its handler failed. Message is axlrd's reason on one line, as the
+// workflow wrote it ("decide: no call exec-9 waits for a decision in
+// session …").
+type RefusedError struct {
+	Message string
+	Err     error
+}
+
+func (e *RefusedError) Error() string { return e.Message }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// NotFoundError is a session axlrd holds no workflow for.
+type NotFoundError struct{ SessionID string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no session %s in axlrd", e.SessionID) }
+
+// reached turns an error of a server that did not answer into an
+// *UnreachableError and leaves any other as it is.
+func (c *Client) reached(err error) error {
+	var unavailable *serviceerror.Unavailable
+	if errors.As(err, &unavailable) {
+		return &UnreachableError{Address: c.address, Err: err}
+	}
+	return err
+}
+
+// refused turns a failed update into a *RefusedError without the SDK's
+// prefixes, or an *UnreachableError.
+func (c *Client) refused(err error) error {
+	if err = c.reached(err); errors.As(err, new(*UnreachableError)) {
+		return err
+	}
+	msg := err.Error()
+	for _, prefix := range []string{"unable to update workflow: ", "update failed: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return &RefusedError{Message: firstLine(msg), Err: err}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// quietLogger drops the SDK's logs: callers report errors themselves.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

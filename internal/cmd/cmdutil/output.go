@@ -1,0 +1,87 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/underpass-ai/axlr/contract"
+)
+
+// ResultFields are the fields of the result object (contract.Result)
+// that --json prints, in order; a test pins them to the type.
+var ResultFields = []string{
+	"schema", "status", "session_id", "sessions", "answer", "pending", "error",
+	"tool_calls", "usage", "artifacts", "ceremony",
+}
+
+// EventFields are the fields of an event line (contract.Event) of --exec
+// --json, in order; a test pins them to the type.
+var EventFields = []string{
+	"type", "session_id", "from", "text", "call_id", "tool", "arguments", "decision",
+	"status", "reason", "error", "result", "instance", "step", "iteration", "trigger", "state",
+}
+
+// FieldsHelp lists fields for a command's help: indented lines of at
+// most 76 characters.
+func FieldsHelp(fields []string) string {
+	var lines []string
+	line := " "
+	for i, f := range fields {
+		if i < len(fields)-1 {
+			f += ","
+		}
+		if len(line)+1+len(f) > 76 && line != " " {
+			lines = append(lines, line)
+			line = " "
+		}
+		line += " " + f
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// WriteJSONLine writes v as one line of JSON. A value that cannot be
+// encoded becomes a failed event line, so the output stays JSON lines.
+func WriteJSONLine(out io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(contract.Event{Type: contract.EventFailed, Error: "encode output: " + err.Error()})
+	}
+	out.Write(append(b, '\n'))
+}
+
+// PrintResult prints a result for people: the answer on stdout and, on
+// stderr, what they need to act on (the ceremony's state, the call that
+// waits and how to decide it, why the execution failed).
+func PrintResult(stdout, stderr io.Writer, r *contract.Result) {
+	if r.Answer != "" {
+		fmt.Fprintln(stdout, r.Answer)
+	}
+	if c := r.Ceremony; c != nil {
+		where := c.State
+		switch {
+		case c.Stopped != "":
+			where += " (stopped: " + c.Stopped + ")"
+		case !c.Ended && c.Step != "":
+			where += ", step " + c.Step + " open"
+		}
+		fmt.Fprintf(stderr, "axlr-tui: ceremony %s %s (instance %s): %s\n", c.Definition, c.Version, c.InstanceID, where)
+	}
+	switch r.Status {
+	case contract.NeedsDecision:
+		if p := r.Pending; p != nil {
+			fmt.Fprintf(stderr, "axlr-tui: %s (call %s) waits for a decision: axlr-tui --session %s --decide approve|deny --call %s\n", p.Tool, p.CallID, r.SessionID, p.CallID)
+		}
+	case contract.Failed, contract.Interrupted:
+		fmt.Fprintf(stderr, "axlr-tui: execution %s: %s (session %s)\n", r.Status, r.Error, r.SessionID)
+	}
+}
+
+// OneLine is the first line of s.
+func OneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

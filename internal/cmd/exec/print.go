@@ -1,0 +1,64 @@
+package exec
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
+)
+
+// printer writes what a watch sees: with --json each event as a line on
+// stdout, else a progress line on stderr (stdout is the answer alone).
+type printer struct {
+	out, errOut io.Writer
+	json        bool
+}
+
+var _ client.Watcher = (*printer)(nil)
+
+func (p *printer) Event(ev contract.Event) {
+	if p.json {
+		cmdutil.WriteJSONLine(p.out, ev)
+		return
+	}
+	switch ev.Type {
+	case contract.EventSession:
+		fmt.Fprintf(p.errOut, "· session %s\n", ev.SessionID)
+	case contract.EventToolRequested:
+		fmt.Fprintf(p.errOut, "→ %s %s\n", ev.Tool, compactArgs(ev.Arguments))
+	case contract.EventToolCompleted:
+		detail := cmp.Or(ev.Text, ev.Reason, ev.Error)
+		if detail != "" {
+			detail = ": " + detail
+		}
+		fmt.Fprintf(p.errOut, "  %s %s%s\n", ev.Tool, ev.Status, cmdutil.OneLine(detail))
+	case contract.EventSessionContinued:
+		fmt.Fprintf(p.errOut, "· context cap reached: continuing in session %s\n", ev.SessionID)
+	case contract.EventDecisionRequired:
+		fmt.Fprintf(p.errOut, "? %s (call %s) waits for a decision: %s %s\n", ev.Tool, ev.CallID, ev.Reason, compactArgs(ev.Arguments))
+	case contract.EventStepClaimed:
+		fmt.Fprintf(p.errOut, "▸ step %s (iteration %d) in %s\n", ev.Step, ev.Iteration, ev.State)
+	case contract.EventStepCompleted:
+		fmt.Fprintf(p.errOut, "✓ step %s %s %s\n", ev.Step, ev.Status, ev.Reason)
+	case contract.EventTransition:
+		fmt.Fprintf(p.errOut, "→ %s: now %s\n", ev.Trigger, ev.State)
+	}
+}
+
+func (p *printer) Unreachable(err error) {
+	fmt.Fprintf(p.errOut, "axlr-tui: axlrd unreachable (%s); waiting for it to come back\n", cmdutil.OneLine(err.Error()))
+}
+
+func (p *printer) Back() { fmt.Fprintln(p.errOut, "axlr-tui: axlrd is back") }
+
+func compactArgs(raw json.RawMessage) string {
+	s := string(raw)
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return cmdutil.OneLine(s)
+}

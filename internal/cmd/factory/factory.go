@@ -1,0 +1,68 @@
+// Package factory holds what axlr-tui's commands depend on: the IO
+// streams, the working directory, Ctrl+C, and the constructor of the axlrd
+// client for the connection the flags name. A command copies what it needs
+// into its Options, so its tests replace each piece.
+package factory
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/underpass-ai/axlr/internal/client"
+)
+
+// Factory is built once per invocation.
+type Factory struct {
+	IOStreams *IOStreams
+	// Getwd returns the current directory, --root's default.
+	Getwd func() (string, error)
+	// Interrupts delivers Ctrl+C; nil never interrupts.
+	Interrupts <-chan os.Signal
+	// Conn is the connection Client dials; the connection flags
+	// (--temporal-address, --namespace, --settings) fill it.
+	Conn client.Options
+}
+
+// Client dials axlrd with f.Conn.
+func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
+	return client.Dial(ctx, f.Conn)
+}
+
+// IOStreams are a command's standard input, output and error.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// stdoutTTY: Out is a terminal, read by people rather than programs.
+	stdoutTTY bool
+}
+
+// NewIOStreams wraps the process's streams; a nil in reads as empty. Out
+// is a terminal when it is an *os.File on one.
+func NewIOStreams(in io.Reader, out, errOut io.Writer) *IOStreams {
+	if in == nil {
+		in = bytes.NewReader(nil)
+	}
+	s := &IOStreams{In: in, Out: out, ErrOut: errOut}
+	if f, ok := out.(*os.File); ok {
+		s.stdoutTTY = term.IsTerminal(int(f.Fd()))
+	}
+	return s
+}
+
+// IsStdoutTTY reports whether standard output is a terminal.
+func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
+
+// SetStdoutTTY says whether standard output is a terminal.
+func (s *IOStreams) SetStdoutTTY(tty bool) { s.stdoutTTY = tty }
+
+// Test returns streams over buffers, standard output not a terminal, and
+// the buffers: standard input, output and error.
+func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}

@@ -1,0 +1,144 @@
+// Package root is axlr-tui's command tree: --exec and --decide, result
+// and history, and the usage that lists them. Execute routes an
+// invocation: one that holds --exec or --decide goes whole to the exec
+// command, without cobra's subcommand lookup, so a prompt that reads
+// "result" stays a prompt; anything else goes to the root command and its
+// subcommands.
+package root
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
+	"github.com/underpass-ai/axlr/internal/cmd/exec"
+	"github.com/underpass-ai/axlr/internal/cmd/factory"
+	"github.com/underpass-ai/axlr/internal/cmd/history"
+	"github.com/underpass-ai/axlr/internal/cmd/result"
+)
+
+// Usage is axlr-tui's help.
+const Usage = `Usage:
+  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR] [--mode normal|debug|delivery]
+           [--approve none|local|all] [--session ID] [--policy FILE] [--json]
+  axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
+           [--policy FILE] [--json]
+  axlr-tui result SESSION_ID [--json]
+  axlr-tui history ID [--json]
+
+axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
+
+--exec runs the prompt as one durable execution and prints the answer; with
+--json it prints the event lines and then {"type":"result","result":{...}}.
+--exec - reads the prompt from standard input. --decide decides the call
+--call names, or the one the session waits on (axlr-tui says which).
+An execution keeps running in axlrd when axlr-tui stops or axlrd restarts:
+axlr-tui reconnects and waits for its result. Ctrl+C interrupts the
+execution; a second Ctrl+C leaves without waiting.
+
+Exit codes: 0 completed, 3 a call waits for a decision (decide it with
+--session ID --decide approve|deny), 1 interrupted or failed, 2 usage error,
+4 axlrd unreachable.
+
+Common flags:
+  --temporal-address HOST:PORT  axlrd's Temporal frontend (default 127.0.0.1:7233)
+  --namespace NAME              Temporal namespace (default "default")
+  --settings FILE               settings file (default $XDG_CONFIG_HOME/axlr/settings.json)
+
+"axlr-tui --exec --help", "axlr-tui result --help" and "axlr-tui history --help"
+say more.
+`
+
+// NewCmdRoot returns the root command with result and history.
+func NewCmdRoot(f *factory.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "axlr-tui",
+		Short:             "Run work in axlrd and watch it",
+		Long:              Usage,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		RunE: func(*cobra.Command, []string) error {
+			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, result or history (see --help)")
+		},
+	}
+	defaultHelp := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c.HasParent() {
+			defaultHelp(c, args)
+			return
+		}
+		fmt.Fprint(c.OutOrStdout(), Usage)
+	})
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
+	cmdutil.AddConnectionFlags(cmd.PersistentFlags(), &f.Conn)
+	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil))
+	return cmd
+}
+
+// Execute runs one invocation of axlr-tui.
+func Execute(ctx context.Context, f *factory.Factory, args []string) error {
+	var cmd *cobra.Command
+	name, rest := subcommand(args)
+	switch {
+	case holdsExec(args):
+		cmd = exec.NewCmdExec(f, nil)
+	case name == "result" || name == "history":
+		cmd = NewCmdRoot(f)
+		args = append([]string{name}, rest...)
+	default:
+		cmd = NewCmdRoot(f)
+	}
+	cmd.SetArgs(append([]string{}, args...))
+	cmd.SetIn(f.IOStreams.In)
+	cmd.SetOut(f.IOStreams.Out)
+	cmd.SetErr(f.IOStreams.ErrOut)
+	_, err := cmd.ExecuteContextC(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		return cmdutil.FlagErrorWrap(err)
+	}
+	return err
+}
+
+// holdsExec reports whether args run --exec or --decide.
+func holdsExec(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--exec" || a == "--decide" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--decide="):
+			return true
+		}
+	}
+	return false
+}
+
+// subcommand finds result or history after the flags a person may put
+// first ("axlr-tui --json --temporal-address H:P result ID") and returns
+// it with the other arguments, for the subcommand to parse them all;
+// anything else is args[0] and args[1:].
+func subcommand(args []string) (string, []string) {
+	i := 0
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "--temporal-address" || a == "--namespace" || a == "--settings":
+			i += 2
+			continue
+		case a == "--json" || strings.HasPrefix(a, "--temporal-address=") || strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--settings="):
+			i++
+			continue
+		}
+		break
+	}
+	if i > 0 && i < len(args) && (args[i] == "result" || args[i] == "history") {
+		return args[i], append(slices.Clone(args[:i]), args[i+1:]...)
+	}
+	if len(args) == 0 {
+		return "", nil
+	}
+	return args[0], args[1:]
+}
