@@ -3,8 +3,9 @@
 
 GO ?= go
 
-# Packages whose tests start the embedded Temporal server run without -race:
-# a race build of the server takes longer than the tests.
+# Packages whose tests start the embedded Temporal server run without -race
+# (a race build of the server takes longer than the tests), one package at
+# a time (-p 1): their servers choose ports from the same range.
 SERVER_PKGS := ./internal/e2e/ ./internal/daemon/ ./internal/embedtemporal/ ./cmd/axlrd/
 RACE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/e2e -e /internal/daemon -e /internal/embedtemporal -e /cmd/axlrd)
 
@@ -32,8 +33,10 @@ workflowcheck:
 ## test: vet, the race-checked unit tests, then the embedded-server tests
 test: vet
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 20m $(SERVER_PKGS)
+	$(GO) test -p 1 -count=1 -timeout 20m $(SERVER_PKGS)
 
 ## bench: orchestration benchmarks on the embedded server
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/e2e/
+	$(GO) test -run '^$$' -bench 'Benchmark(Noop|ModelRequest|ReadToolCall|HistoryBytes|CeremonyStep)' -benchtime 200x ./internal/e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkRestartToRetry' -benchtime 5x ./internal/e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkThousandSessions' -benchtime 1x ./internal/e2e/

@@ -141,6 +141,17 @@ func (e *env) start() *inProcess { return e.startWith(nil) }
 // startWith runs axlrd in this process with options adjusted by adjust.
 func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 	e.t.Helper()
+	d, err := e.launch(adjust)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// launch runs axlrd in this process until the test ends, or returns why
+// it did not start.
+func (e *env) launch(adjust func(*daemon.Options)) (*inProcess, error) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan daemon.Info, 1)
 	d := &inProcess{cancel: cancel, done: make(chan error, 1), logs: &syncBuffer{}}
@@ -161,9 +172,11 @@ func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 	select {
 	case d.info = <-ready:
 	case err := <-d.done:
-		e.t.Fatalf("axlrd did not start: %v\n%s", err, d.logs.String())
+		cancel()
+		return nil, fmt.Errorf("axlrd did not start: %v\n%s", err, d.logs.String())
 	case <-time.After(2 * time.Minute):
-		e.t.Fatalf("axlrd not ready after 2 minutes\n%s", d.logs.String())
+		cancel()
+		return nil, fmt.Errorf("axlrd not ready after 2 minutes\n%s", d.logs.String())
 	}
 	e.t.Cleanup(func() {
 		d.stop()
@@ -171,7 +184,7 @@ func (e *env) startWith(adjust func(*daemon.Options)) *inProcess {
 			e.t.Logf("axlrd's log:\n%s", d.logs.String())
 		}
 	})
-	return d
+	return d, nil
 }
 
 // stop stops the daemon and waits for it; it may be called more than once.

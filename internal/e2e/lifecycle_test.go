@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/underpass-ai/axlr/internal/daemon"
+)
+
+// TestWorkerFatalErrorStopsAxlrd: when the worker stops with a fatal error
+// (here its namespace is deleted under it), axlrd stops with the reason
+// and releases the state dir, instead of holding it while it does
+// nothing. The SDK's pollers retry such an error for two minutes before
+// they give up, so this test takes that long.
+func TestWorkerFatalErrorStopsAxlrd(t *testing.T) {
+	cluster := newEnv(t, "http://127.0.0.1:1")
+	cluster.vars["AXLR_HOST_ID"] = "cluster-host"
+	// Short long polls: the worker's next poll, the one that finds the
+	// namespace gone, comes within seconds of the deletion.
+	first := cluster.startWith(func(o *daemon.Options) {
+		o.DynamicConfig = map[string]any{"matching.longPollExpirationInterval": 5 * time.Second}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := dialSDK(t, cluster)
+	if _, err := c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: "doomed", WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newEnv(t, "http://127.0.0.1:1")
+	e.vars["AXLR_HOST_ID"] = "doomed-host"
+	e.port = cluster.port
+	// A new namespace reaches the frontend's cache within seconds.
+	var second *inProcess
+	var err error
+	for deadline := time.Now().Add(time.Minute); ; {
+		second, err = e.launch(func(o *daemon.Options) { o.TemporalAddress = first.info.Frontend; o.Namespace = "doomed" })
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.OperatorService().DeleteNamespace(ctx, &operatorservice.DeleteNamespaceRequest{Namespace: "doomed"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-second.done:
+		if err == nil || !strings.Contains(err.Error(), "the worker on axlr-host-doomed-host stopped") {
+			t.Fatalf("axlrd stopped with %v", err)
+		}
+		t.Logf("axlrd stopped: %v", err)
+		second.done <- err // for the cleanup's stop
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("axlrd still runs with its namespace deleted\n%s", second.logs.String())
+	}
+	// The state dir is free for the next axlrd.
+	f, err := os.Open(filepath.Join(e.stateDir, "axlrd.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("state dir still held: %v", err)
+	}
+}
