@@ -108,6 +108,7 @@ func TestCrashLoopDuringCeremony(t *testing.T) {
 	if out, err := testCalc(e); err != nil {
 		t.Fatalf("go test after the repair: %v\n%s", err, out)
 	}
+	captureHistory(t, e, res.SessionID, "session_crash_loop")
 	h := e.tui(ctx, "history", res.SessionID, "--json")
 	var traj cli.Trajectory
 	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil {

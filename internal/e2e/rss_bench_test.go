@@ -21,9 +21,9 @@ import (
 
 // BenchmarkThousandSessions runs 1,000 short sessions (a prompt, a
 // local_read, an answer) per iteration through one axlrd, a child process,
-// four at a time, and reports its peak resident memory (MB/peak-rss, the
-// kernel's VmHWM), its resident memory at the end (MB/rss-after) and the
-// files it holds open at the end (open-fds). Run it with -benchtime 1x.
+// four at a time, and reports its resident memory when ready
+// (MB/rss-before), its peak (MB/peak-rss, the kernel's VmHWM), at the end
+// (MB/rss-after), and the files it holds open at the end (open-fds). Run it with -benchtime 1x.
 func BenchmarkThousandSessions(b *testing.B) {
 	const sessions, parallel = 1000, 4
 	model := agenttest.NewServer(b, func(req agenttest.Request) agenttest.Reply {
@@ -41,6 +41,8 @@ func BenchmarkThousandSessions(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	pid := d.cmd.Process.Pid
+	before := procStatusKB(b, pid, "VmRSS")
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
@@ -60,7 +62,7 @@ func BenchmarkThousandSessions(b *testing.B) {
 		wg.Wait()
 	}
 	b.StopTimer()
-	pid := d.cmd.Process.Pid
+	b.ReportMetric(float64(before)/1024, "MB/rss-before")
 	b.ReportMetric(float64(procStatusKB(b, pid, "VmHWM"))/1024, "MB/peak-rss")
 	b.ReportMetric(float64(procStatusKB(b, pid, "VmRSS"))/1024, "MB/rss-after")
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))

@@ -79,17 +79,24 @@ type Options struct {
 //     timeouts).
 //   - matching forwards between task-queue partitions at 10/s by default;
 //     with one partition there is nothing to forward.
+//
+// Its caches are sized for one machine: session workflows stay open for
+// as long as their sessions live, and the defaults (128,000 mutable states,
+// 256 MiB of events on the host) let an axlrd grow by ~140 KB a session
+// without end. A workflow out of the cache is read back from SQLite when
+// it is next touched.
 var Tuning = map[string]any{
-	"history.transferProcessorMaxPollRPS":   1000,
-	"history.timerProcessorMaxPollRPS":      1000,
-	"history.visibilityProcessorMaxPollRPS": 1000,
-	"matching.numTaskqueueReadPartitions":   1,
-	"matching.numTaskqueueWritePartitions":  1,
-	"matching.forwarderMaxRatePerSecond":    1000,
-	"history.cacheHostLevelMaxSize":         8096,
-	"frontend.namespaceRPS.visibility":      100,
-	"limit.blobSize.warn":                   512 * 1024,
-	"system.enableEagerWorkflowStart":       true,
+	"history.transferProcessorMaxPollRPS":      1000,
+	"history.timerProcessorMaxPollRPS":         1000,
+	"history.visibilityProcessorMaxPollRPS":    1000,
+	"matching.numTaskqueueReadPartitions":      1,
+	"matching.numTaskqueueWritePartitions":     1,
+	"matching.forwarderMaxRatePerSecond":       1000,
+	"history.hostLevelCacheMaxSize":            1024,
+	"history.eventsHostLevelCacheMaxSizeBytes": 32 << 20,
+	"frontend.namespaceRPS.visibility":         100,
+	"limit.blobSize.warn":                      512 * 1024,
+	"system.enableEagerWorkflowStart":          true,
 }
 
 // Server is a running embedded Temporal server.
