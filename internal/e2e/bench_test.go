@@ -113,11 +113,10 @@ func BenchmarkNoopActivity(b *testing.B) { benchmarkNoop(b, false) }
 // BenchmarkNoopLocalActivity is the floor of a local activity.
 func BenchmarkNoopLocalActivity(b *testing.B) { benchmarkNoop(b, true) }
 
-// execute runs one execution of a new session to its result, polling the
-// progress query.
-func execute(b *testing.B, c client.Client, root string, prompt string) (string, *contract.Result) {
-	b.Helper()
-	ctx := context.Background()
+// startSession opens a new session on the e2e host with a prompt in a
+// work mode (update-with-start of its execute update) and returns its
+// workflow id and the execution's id.
+func startSession(ctx context.Context, c client.Client, root, prompt, mode string) (string, string, error) {
 	sid, _ := session.NewID()
 	eid, _ := session.NewID()
 	wid := workflows.SessionWorkflowID(sid)
@@ -125,10 +124,25 @@ func execute(b *testing.B, c client.Client, root string, prompt string) (string,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: "e2e"})
 	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: client.UpdateWorkflowOptions{
 		UpdateID: eid, UpdateName: workflows.UpdateExecute, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: prompt, Root: root, Mode: "normal", Approval: policy.ApproveLocal}},
+		Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: prompt, Root: root, Mode: mode, Approval: policy.ApproveLocal}},
 	}})
-	if err != nil || h.Get(ctx, nil) != nil {
-		b.Fatalf("execute: %v", err)
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("execute %q: %w", prompt, err)
+	}
+	return wid, eid, nil
+}
+
+// execute runs one execution of a new session to its result, polling the
+// progress query.
+func execute(b *testing.B, c client.Client, root string, prompt string) (string, *contract.Result) {
+	b.Helper()
+	ctx := context.Background()
+	wid, eid, err := startSession(ctx, c, root, prompt, "normal")
+	if err != nil {
+		b.Fatal(err)
 	}
 	for {
 		v, err := c.QueryWorkflow(ctx, wid, "", workflows.QueryProgress, workflows.ProgressQuery{ExecutionID: eid, After: 1 << 30})
@@ -321,17 +335,9 @@ func BenchmarkCeremonyStep(b *testing.B) {
 	var total time.Duration
 	steps := 0
 	for range b.N {
-		sid, _ := session.NewID()
-		wid := workflows.SessionWorkflowID(sid)
-		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.HostTaskQueue("e2e"),
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: "e2e"})
-		eid, _ := session.NewID()
-		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: eid, UpdateName: workflows.UpdateExecute, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: "deliver", Root: root, Mode: "delivery", Approval: policy.ApproveLocal}},
-		}})
-		if err != nil || h.Get(ctx, nil) != nil {
-			b.Fatalf("execute: %v", err)
+		wid, eid, err := startSession(ctx, c, root, "deliver", "delivery")
+		if err != nil {
+			b.Fatal(err)
 		}
 		waitResult(b, c, wid, eid)
 		did, _ := session.NewID()

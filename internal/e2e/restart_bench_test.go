@@ -9,13 +9,9 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
-	"github.com/underpass-ai/axlr/agent/policy"
-	"github.com/underpass-ai/axlr/session"
-	"github.com/underpass-ai/axlr/workflows"
 )
 
 // BenchmarkRestartToRetry kills axlrd (SIGKILL, a child process) while a
@@ -58,17 +54,9 @@ func BenchmarkRestartToRetry(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		prompt := fmt.Sprintf("restart %d", i)
-		sid, _ := session.NewID()
-		eid, _ := session.NewID()
-		wid := workflows.SessionWorkflowID(sid)
-		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.HostTaskQueue("e2e"),
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: "e2e"})
-		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: eid, UpdateName: workflows.UpdateExecute, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: prompt, Root: e.workspace, Mode: "normal", Approval: policy.ApproveLocal}},
-		}})
-		if err != nil || h.Get(ctx, nil) != nil {
-			b.Fatalf("execute: %v", err)
+		wid, eid, err := startSession(ctx, c, e.workspace, prompt, "normal")
+		if err != nil {
+			b.Fatal(err)
 		}
 		select {
 		case <-first:

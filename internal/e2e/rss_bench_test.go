@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
-	"github.com/underpass-ai/axlr/agent/policy"
-	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -77,17 +74,9 @@ func BenchmarkThousandSessions(b *testing.B) {
 // runs on its own goroutine, so it reports failures with Errorf.
 func runShortSession(b *testing.B, c client.Client, root string) {
 	ctx := context.Background()
-	sid, _ := session.NewID()
-	eid, _ := session.NewID()
-	wid := workflows.SessionWorkflowID(sid)
-	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.HostTaskQueue("e2e"),
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: "e2e"})
-	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start, UpdateOptions: client.UpdateWorkflowOptions{
-		UpdateID: eid, UpdateName: workflows.UpdateExecute, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.ExecuteRequest{ExecutionID: eid, Prompt: "read small.txt", Root: root, Mode: "normal", Approval: policy.ApproveLocal}},
-	}})
-	if err != nil || h.Get(ctx, nil) != nil {
-		b.Errorf("execute: %v", err)
+	wid, eid, err := startSession(ctx, c, root, "read small.txt", "normal")
+	if err != nil {
+		b.Error(err)
 		return
 	}
 	for {
