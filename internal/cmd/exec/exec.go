@@ -88,13 +88,7 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 		IO:         f.IOStreams,
 		Getwd:      f.Getwd,
 		Interrupts: f.Interrupts,
-		Client: func(ctx context.Context) (Client, error) {
-			c, err := f.Client(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c, nil
-		},
+		Client:     factory.ClientFunc[Client](f),
 	}
 	cmd := &cobra.Command{
 		Use:   "axlr-tui --exec PROMPT | --session ID --decide approve|deny",

@@ -32,6 +32,20 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, f.Conn)
 }
 
+// ClientFunc adapts Client to C, the few methods a command declares it
+// needs; *client.Client must satisfy C (each command asserts it with
+// var _ C = (*client.Client)(nil)).
+func ClientFunc[C any](f *Factory) func(context.Context) (C, error) {
+	return func(ctx context.Context) (C, error) {
+		c, err := f.Client(ctx)
+		if err != nil {
+			var none C
+			return none, err
+		}
+		return any(c).(C), nil
+	}
+}
+
 // IOStreams are a command's standard input, output and error.
 type IOStreams struct {
 	In     io.Reader

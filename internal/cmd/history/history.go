@@ -55,15 +55,9 @@ type HistoryOptions struct {
 // arguments, then calls runF, or historyRun when runF is nil.
 func NewCmdHistory(f *factory.Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
 	opts := &HistoryOptions{
-		IO:  f.IOStreams,
-		Now: time.Now,
-		Client: func(ctx context.Context) (Client, error) {
-			c, err := f.Client(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c, nil
-		},
+		IO:     f.IOStreams,
+		Now:    time.Now,
+		Client: factory.ClientFunc[Client](f),
 	}
 	cmd := &cobra.Command{
 		Use:   "history ID",

@@ -37,14 +37,8 @@ type ResultOptions struct {
 // arguments, then calls runF, or resultRun when runF is nil.
 func NewCmdResult(f *factory.Factory, runF func(context.Context, *ResultOptions) error) *cobra.Command {
 	opts := &ResultOptions{
-		IO: f.IOStreams,
-		Client: func(ctx context.Context) (Client, error) {
-			c, err := f.Client(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c, nil
-		},
+		IO:     f.IOStreams,
+		Client: factory.ClientFunc[Client](f),
 	}
 	cmd := &cobra.Command{
 		Use:   "result SESSION_ID",
