@@ -186,8 +186,9 @@ type HandBack struct {
 // standard profile a field the ceremony does not know, or a malformed one,
 // refuses the hand-back; under the compact profile a field the step does
 // not take is dropped and named in Ignored, and a check_command (or its
-// args) sent as one string is split on spaces, or run with sh -c when it
-// holds shell syntax.
+// args) sent as one string is split on spaces. A string that holds shell
+// syntax is refused: there is no implicit shell, so a command that needs
+// one names it ({"program": "/bin/sh", "args": ["-c", "..."]}).
 func Validate(definition, version, step string, args []byte, compact bool) (HandBack, error) {
 	st, ok := StepOf(definition, version, step)
 	if !ok {
@@ -321,8 +322,8 @@ func decodeCommand(raw json.RawMessage, compact bool) (CheckCommand, error) {
 			if !compact || json.Unmarshal(obj.Args, &s) != nil {
 				return CheckCommand{}, errors.New("args must be an array of strings")
 			}
-			if hasShellSyntax(s) {
-				return CheckCommand{Program: "sh", Args: []string{"-c", cmd.Program + " " + s}}, nil
+			if err := noShell(s); err != nil {
+				return CheckCommand{}, fmt.Errorf("args %w", err)
 			}
 			cmd.Args = strings.Fields(s)
 		}
@@ -338,14 +339,25 @@ func splitCommand(line string) (CheckCommand, error) {
 	if line == "" {
 		return CheckCommand{}, errors.New("must not be empty")
 	}
-	if hasShellSyntax(line) {
-		return CheckCommand{Program: "sh", Args: []string{"-c", line}}, nil
+	if err := noShell(line); err != nil {
+		return CheckCommand{}, err
 	}
 	words := strings.Fields(line)
 	return CheckCommand{Program: words[0], Args: append([]string{}, words[1:]...)}, nil
 }
 
-func hasShellSyntax(s string) bool { return strings.ContainsAny(s, "|&;<>()$`\\\"'*?[]#~{}") }
+// shellSyntax are the characters a shell would read as more than words.
+const shellSyntax = "|&;<>()$`\\\"'*?[]#~{}\n"
+
+// noShell refuses a command line a plain split on spaces would not run as
+// written: one that holds shell syntax.
+func noShell(line string) error {
+	i := strings.IndexAny(line, shellSyntax)
+	if i < 0 {
+		return nil
+	}
+	return fmt.Errorf(`holds shell syntax (%q) and AXLR runs no implicit shell: send {"program": "...", "args": ["..."]}, and if the command needs a shell name it: {"program": "/bin/sh", "args": ["-c", %q]}`, line[i:i+1], line)
+}
 
 func orEmpty(b []byte) []byte {
 	if len(bytes.TrimSpace(b)) == 0 {
