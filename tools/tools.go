@@ -91,11 +91,16 @@ type Error struct {
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // Status returns the status under which the worker reports the error:
-// rejected when the request or its arguments did not pass validation,
-// timed_out and cancelled for those codes, failed otherwise.
+// rejected when the request or its arguments did not pass validation, or
+// when a precondition the tool checks before it touches anything did not
+// hold (conflict, not_regular_file, file_too_large, invalid_text,
+// not_searchable: the operation was refused, not attempted); timed_out and
+// cancelled for those codes; failed otherwise, when the system or the
+// program failed (not_found, permission_denied, start_failed, ...).
 func (e *Error) Status() string {
 	switch e.Code {
-	case CodeInvalidRequest, CodeInvalidArguments, CodeInvalidPath, CodeInvalidOffset, CodeLimitTooSmall:
+	case CodeInvalidRequest, CodeInvalidArguments, CodeInvalidPath, CodeInvalidOffset, CodeLimitTooSmall,
+		CodeConflict, CodeNotRegularFile, CodeFileTooLarge, CodeInvalidText, CodeNotSearchable:
 		return StatusRejected
 	case CodeTimeout:
 		return StatusTimedOut

@@ -229,7 +229,11 @@ func tooLarge(p string, size int64) *Error {
 // create writes data to the new file p, creating its parent directories. The
 // file appears whole or not at all: data goes to a synced temporary file that
 // is then hard-linked to p, which fails rather than replace anything at p.
+// An entry already at p is refused before anything is written.
 func (w *Workspace) create(ctx context.Context, p string, data []byte) *Error {
+	if _, err := w.root.Lstat(p); err == nil {
+		return exists(p)
+	}
 	dir := path.Dir(p)
 	if err := w.root.MkdirAll(dir, 0o777); err != nil {
 		if !escapes(err) && (errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist)) {
@@ -247,12 +251,16 @@ func (w *Workspace) create(ctx context.Context, p string, data []byte) *Error {
 	}
 	if err := w.root.Link(tmp, p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return newError(CodeConflict, "%s already exists and create never overwrites; read it and use mode replace with its content_sha256", quote(p))
+			return exists(p)
 		}
 		return fsError("path", p, err)
 	}
 	w.syncDir(dir)
 	return nil
+}
+
+func exists(p string) *Error {
+	return newError(CodeConflict, "%s already exists and create never overwrites; read it and use mode replace with its content_sha256", quote(p))
 }
 
 // replace atomically replaces the file p with data, keeping mode: data goes

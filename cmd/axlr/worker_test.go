@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -383,5 +388,135 @@ func TestDispatchErrors(t *testing.T) {
 	_, terr = dispatch(t.Context(), failingCaller{&tools.Error{Code: tools.CodeConflict, Message: "m"}}, req)
 	if terr == nil || terr.Code != tools.CodeConflict {
 		t.Errorf("tool error = %+v", terr)
+	}
+}
+
+// snapshot describes every entry under dir: mode, modification time, and the
+// content of a file or the target of a link.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	s := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := fmt.Sprintf("%v %d", fi.Mode(), fi.ModTime().UnixNano())
+		switch {
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += fmt.Sprintf(" %x", sha256.Sum256(b))
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + target
+		}
+		s[p] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRunPreconditions refuses operations whose precondition fails before
+// anything is touched: status rejected with the specific code, exit 0, and
+// no entry of the workspace changed (bytes, mode, link target, and the
+// modification time of every directory).
+func TestRunPreconditions(t *testing.T) {
+	dir, flags := workspace(t)
+	full := "X" + strings.Repeat("f", 1<<20-1)
+	for _, f := range []struct {
+		name, content string
+		mode          os.FileMode
+	}{
+		{"f.txt", "one two two aaa\n", 0o640},
+		{"full.txt", full, 0o600},
+		{"run.sh", "#!/bin/sh\n", 0o751},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.content), f.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, f.name), f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	digest := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	stale := digest("one two two aaa\nstale\n")
+	tests := []struct {
+		name     string
+		tool     string
+		args     map[string]any
+		code     string
+		contains string
+	}{
+		{"create over an existing file", "write", map[string]any{"path": "f.txt", "content": "new", "mode": "create"}, tools.CodeConflict, `"f.txt" already exists`},
+		{"create over a directory", "write", map[string]any{"path": "sub", "content": "new", "mode": "create"}, tools.CodeConflict, `"sub" already exists`},
+		{"create over a link", "write", map[string]any{"path": "link", "content": "new", "mode": "create"}, tools.CodeConflict, `"link" already exists`},
+		{"create below a file", "write", map[string]any{"path": "f.txt/x", "content": "new", "mode": "create"}, tools.CodeConflict, `a parent of "f.txt/x" is not a directory`},
+		{"replace with a stale expected_sha256", "write", map[string]any{"path": "f.txt", "content": "new", "mode": "replace", "expected_sha256": stale}, tools.CodeConflict, "not the expected " + stale},
+		{"replace of a directory", "write", map[string]any{"path": "sub", "content": "new", "mode": "replace", "expected_sha256": stale}, tools.CodeNotRegularFile, `"sub" is a directory`},
+		{"edit with a stale expected_sha256", "edit", map[string]any{"path": "f.txt", "old_text": "one", "new_text": "1", "expected_sha256": stale}, tools.CodeConflict, "not the expected " + stale},
+		{"old_text found zero times", "edit", map[string]any{"path": "f.txt", "old_text": "three", "new_text": "3"}, tools.CodeConflict, `old_text does not occur in "f.txt"`},
+		{"old_text found twice", "edit", map[string]any{"path": "f.txt", "old_text": "two", "new_text": "2"}, tools.CodeConflict, `old_text occurs 2 times in "f.txt"`},
+		{"old_text found twice, overlapping", "edit", map[string]any{"path": "f.txt", "old_text": "aa", "new_text": "b"}, tools.CodeConflict, "overlapping occurrences count"},
+		{"edit of a directory", "edit", map[string]any{"path": "sub", "old_text": "a", "new_text": "b"}, tools.CodeNotRegularFile, `"sub" is a directory, not a regular file`},
+		{"edit of a symbolic link", "edit", map[string]any{"path": "link", "old_text": "one", "new_text": "1"}, tools.CodeNotRegularFile, `"link" is a symbolic link, not a regular file`},
+		{"edit of a named pipe", "edit", map[string]any{"path": "fifo", "old_text": "a", "new_text": "b"}, tools.CodeNotRegularFile, `"fifo" is a named pipe, not a regular file`},
+		{"edit whose result passes 1 MiB", "edit", map[string]any{"path": "full.txt", "old_text": "X", "new_text": "XY"}, tools.CodeFileTooLarge, `the edit would make "full.txt" 1048577 bytes, over the 1048576 byte editable limit`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Directories get an old modification time, so that an entry
+			// created or removed in them, a temporary file included, shows.
+			old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+			for _, d := range []string{dir, filepath.Join(dir, "sub")} {
+				if err := os.Chtimes(d, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, dir)
+			r := runWorker(t.Context(), flags, reqJSON("pre-1", tt.tool, tt.args), nil)
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			resp := decodeResponse(t, r.stdout)
+			if resp.Status != tools.StatusRejected || resp.Error == nil || resp.Error.Code != tt.code ||
+				!strings.Contains(resp.Error.Message, tt.contains) || resp.RequestID != "pre-1" || resp.Tool != tt.tool {
+				t.Errorf("response = %s\nwant rejected, %s containing %q", r.stdout, tt.code, tt.contains)
+			}
+			after := snapshot(t, dir)
+			for p := range after {
+				if _, ok := before[p]; !ok {
+					t.Errorf("%s appeared: %q", p, after[p])
+				}
+			}
+			for _, p := range slices.Sorted(maps.Keys(before)) {
+				if after[p] != before[p] {
+					t.Errorf("%s changed: %q, now %q", p, before[p], after[p])
+				}
+			}
+		})
 	}
 }
