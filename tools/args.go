@@ -18,34 +18,35 @@ import (
 // decodeArgs decodes the arguments object raw of tool into dst, a pointer to
 // a struct whose json tags name every accepted argument. Names match exactly
 // (encoding/json alone would accept "PATH" for "path"); required arguments
-// must be present and not null. Empty raw stands for {}.
+// must be present and not null. Empty raw stands for {}. Its errors are
+// Malformed.
 func decodeArgs(tool string, raw json.RawMessage, dst any, required ...string) *Error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return newError(CodeInvalidRequest, "arguments of %s must be one JSON object", tool)
+		return malformed("arguments of %s must be one JSON object", tool)
 	}
 	allowed := argNames(dst)
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if !slices.Contains(allowed, name) {
-			return newError(CodeInvalidRequest, "unknown argument %s for %s; it takes %s",
+			return malformed("unknown argument %s for %s; it takes %s",
 				quote(name), tool, strings.Join(allowed, ", "))
 		}
 	}
 	for _, name := range required {
 		if v, ok := fields[name]; !ok || string(bytes.TrimSpace(v)) == "null" {
-			return newError(CodeInvalidRequest, "%s needs argument %s", tool, name)
+			return malformed("%s needs argument %s", tool, name)
 		}
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return newError(CodeInvalidRequest, "argument %s of %s must be %s, not %s",
+			return malformed("argument %s of %s must be %s, not %s",
 				te.Field, tool, typeName(te.Type), te.Value)
 		}
-		return newError(CodeInvalidRequest, "arguments of %s: %v", tool, err)
+		return malformed("arguments of %s: %v", tool, err)
 	}
 	return nil
 }

@@ -86,9 +86,18 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// malformed: see Malformed.
+	malformed bool
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Malformed reports whether the error refuses the shape of a call rather
+// than the values of its arguments: an unknown tool, arguments that are not
+// one JSON object, an unknown argument, a required one missing or null, or
+// one of another JSON type (all invalid_request). The one-request worker
+// treats these as malformed protocol input and exits 2.
+func (e *Error) Malformed() bool { return e.malformed }
 
 // Status returns the status under which the worker reports the error:
 // rejected when the request or its arguments did not pass validation, or
@@ -286,7 +295,14 @@ func Check(tool string, args json.RawMessage) error {
 }
 
 func unknownTool(tool string) *Error {
-	return newError(CodeInvalidRequest, "unknown tool %q; the tools are read, write, edit, exec, search and list", tool)
+	return malformed("unknown tool %q; the tools are read, write, edit, exec, search and list", tool)
+}
+
+// malformed returns an invalid_request error refusing the shape of a call.
+func malformed(format string, args ...any) *Error {
+	e := newError(CodeInvalidRequest, format, args...)
+	e.malformed = true
+	return e
 }
 
 // fsError turns an error of an os.Root operation on the workspace path p into

@@ -130,8 +130,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	if rejection != nil {
 		terr, code = rejection, exitUsage
-	} else {
-		out, terr = dispatch(ctx, ws, req)
+	} else if out, terr = dispatch(ctx, ws, req); terr != nil && terr.Malformed() {
+		// Arguments without the tool's shape are malformed protocol input.
+		code = exitUsage
 	}
 	b, err := respond(req, out, terr, started, now())
 	if err != nil {

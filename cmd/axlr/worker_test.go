@@ -120,7 +120,6 @@ func TestRunTools(t *testing.T) {
 		{"list", "list", map[string]any{}, "completed", "", `{"path":"README.md","type":"file","size":`},
 		{"operation failure", "read", map[string]any{"path": "missing.md"}, "failed", tools.CodeNotFound, `path "missing.md" does not exist`},
 		{"argument rejection", "read", map[string]any{"path": "/etc/passwd"}, "rejected", tools.CodeInvalidRequest, `path "/etc/passwd" is absolute`},
-		{"unknown argument", "list", map[string]any{"depth": 2}, "rejected", tools.CodeInvalidRequest, `unknown argument "depth" for list`},
 		{"limit over its maximum", "exec", map[string]any{"program": "true", "timeout_ms": 600000}, "rejected", tools.CodeInvalidArguments, "timeout_ms 600000 exceeds the 300000 ms limit"},
 		{"timeout", "exec", map[string]any{"program": "sleep", "args": []string{"5"}, "timeout_ms": 20}, "timed_out", tools.CodeTimeout, "did not finish within 20 ms"},
 		{"plugins.list", "plugins.list", map[string]any{}, "rejected", codePluginsUnavailable, "MCP plugins are not supported yet"},
@@ -182,6 +181,11 @@ func TestRunProtocolRejections(t *testing.T) {
 		{"arguments missing", `{"protocol_version":1,"request_id":"r1","tool":"list"}`, "r1", "list", "arguments must be a JSON object"},
 		{"arguments null", `{"protocol_version":1,"request_id":"r1","tool":"list","arguments":null}`, "r1", "list", "arguments must be a JSON object"},
 		{"arguments array", `{"protocol_version":1,"request_id":"r1","tool":"list","arguments":[]}`, "r1", "list", "arguments must be a JSON object"},
+		{"unknown argument", reqJSON("r1", "list", map[string]any{"depth": 2}), "r1", "list", `unknown argument "depth" for list; it takes path, glob, recursive`},
+		{"argument in another case", reqJSON("r1", "read", map[string]any{"PATH": "README.md"}), "r1", "read", `unknown argument "PATH" for read`},
+		{"required argument missing", reqJSON("r1", "read", map[string]any{}), "r1", "read", "read needs argument path"},
+		{"required argument null", reqJSON("r1", "exec", map[string]any{"program": nil}), "r1", "exec", "exec needs argument program"},
+		{"argument of another type", reqJSON("r1", "read", map[string]any{"path": 7}), "r1", "read", "argument path of read must be a string, not number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
