@@ -13,8 +13,8 @@ import (
 )
 
 // TestBinary builds axlr and checks what only main wires: SIGTERM cancels
-// the operation, and a closed stdout is a write failure (exit 1), not a
-// death by SIGPIPE.
+// the operation, a bad command line is the process's exit 1, and a closed
+// stdout is a write failure (exit 1), not a death by SIGPIPE.
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -71,6 +71,18 @@ func TestBinary(t *testing.T) {
 		}
 		if resp.Status != "cancelled" || resp.Error == nil || resp.Error.Code != "cancelled" || resp.RequestID != "term-1" {
 			t.Errorf("response = %s", stdout.String())
+		}
+	})
+
+	t.Run("bad command line", func(t *testing.T) {
+		cmd := exec.Command(bin, "--root", dir, "--profile", "sandboxed")
+		cmd.Stdin = strings.NewReader(reqJSON("flags-1", "list", map[string]any{}))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitFatal || stdout.Len() != 0 ||
+			stderr.String() != "axlr: --profile \"sandboxed\" is not supported: pass --profile trusted-local\n" {
+			t.Errorf("exit %v, stdout %q, stderr %q; want exit 1 and nothing on stdout", err, stdout.String(), stderr.String())
 		}
 	})
 

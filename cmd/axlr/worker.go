@@ -28,9 +28,9 @@ const (
 	codeResponseTooLarge   = "response_too_large"
 	codePluginsUnavailable = "plugins_unavailable"
 
-	exitOK    = 0 // a valid protocol request, whatever the operation's outcome
-	exitFatal = 1 // the worker could not read the request or write the response
-	exitUsage = 2 // bad flags, or protocol input the worker rejected
+	exitOK        = 0 // a valid protocol request, whatever the operation's outcome
+	exitFatal     = 1 // a bad command line, or the request could not be read or the response written
+	exitMalformed = 2 // malformed protocol input, answered with a rejection
 
 	timeLayout = "2006-01-02T15:04:05.000Z07:00"
 )
@@ -45,9 +45,12 @@ JSON response on stdout:
 Tools: read, write, edit, exec, search, list (plugins.list and plugins.call
 answer plugins_unavailable: MCP plugins are not supported yet).
 
-Exit codes: 0 for a valid protocol request whatever the operation's outcome,
-2 for bad flags or malformed protocol input, 1 when the worker cannot read the
-request or write the response.
+Exit codes: 0 for a valid protocol request whatever the operation's outcome;
+2 for malformed protocol input (an unknown, missing or mistyped field or
+argument, a second document, a body over 4 MiB), answered with a rejection;
+1 for a fatal worker error: a bad command line (nothing on stdout, the reason
+on stderr), or a request that cannot be read or a response that cannot be
+written.
 
 Flags:
 `
@@ -103,7 +106,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "axlr: %v\n", err)
-		return exitUsage
+		return exitFatal
 	}
 	env := cfg.env
 	if env == nil {
@@ -112,7 +115,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	ws, err := tools.Open(cfg.root, tools.Options{Env: env})
 	if err != nil {
 		fmt.Fprintf(stderr, "axlr: --root must name an existing workspace directory: %v\n", err)
-		return exitUsage
+		return exitFatal
 	}
 	defer ws.Close()
 
@@ -129,10 +132,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code = exitOK
 	)
 	if rejection != nil {
-		terr, code = rejection, exitUsage
+		terr, code = rejection, exitMalformed
 	} else if out, terr = dispatch(ctx, ws, req); terr != nil && terr.Malformed() {
 		// Arguments without the tool's shape are malformed protocol input.
-		code = exitUsage
+		code = exitMalformed
 	}
 	b, err := respond(req, out, terr, started, now())
 	if err != nil {

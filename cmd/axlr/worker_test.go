@@ -190,7 +190,7 @@ func TestRunProtocolRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runWorker(t.Context(), flags, tt.stdin, nil)
-			if r.code != exitUsage {
+			if r.code != exitMalformed {
 				t.Errorf("exit %d, want 2", r.code)
 			}
 			resp := decodeResponse(t, r.stdout)
@@ -267,6 +267,8 @@ func TestRespondSizeLimit(t *testing.T) {
 	}
 }
 
+// TestRunFlags: a bad command line is a fatal worker error, exit 1 with the
+// reason on stderr and nothing on stdout, since no request was read.
 func TestRunFlags(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
@@ -279,17 +281,17 @@ func TestRunFlags(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"no flags", nil, exitUsage, "--root is required"},
-		{"root missing", []string{"--root", filepath.Join(dir, "nope"), "--profile", "trusted-local"}, exitUsage, "--root must name an existing workspace directory"},
-		{"root is a file", []string{"--root", file, "--profile", "trusted-local"}, exitUsage, "not a directory"},
-		{"profile missing", []string{"--root", dir}, exitUsage, `--profile "" is not supported: pass --profile trusted-local`},
-		{"other profile", []string{"--root", dir, "--profile", "sandboxed"}, exitUsage, `--profile "sandboxed" is not supported`},
-		{"plugin", []string{"--root", dir, "--profile", "trusted-local", "--plugin", "/etc/axlr/p.json"}, exitUsage, "--plugin /etc/axlr/p.json: MCP plugins are not supported yet"},
-		{"plugin-env", []string{"--root", dir, "--profile", "trusted-local", "--plugin-env", "p:K=V"}, exitUsage, "--plugin-env: MCP plugins are not supported yet"},
-		{"env without =", []string{"--root", dir, "--profile", "trusted-local", "--env", "NOVALUE"}, exitUsage, `--env "NOVALUE": want KEY=VALUE`},
-		{"env without key", []string{"--root", dir, "--profile", "trusted-local", "--env", "=v"}, exitUsage, `--env "=v": want KEY=VALUE`},
-		{"argument", []string{"--root", dir, "--profile", "trusted-local", "request.json"}, exitUsage, `unexpected argument "request.json"`},
-		{"unknown flag", []string{"--root", dir, "--profile", "trusted-local", "--verbose"}, exitUsage, "axlr: flag provided but not defined: -verbose\n"},
+		{"no flags", nil, exitFatal, "--root is required"},
+		{"root missing", []string{"--root", filepath.Join(dir, "nope"), "--profile", "trusted-local"}, exitFatal, "--root must name an existing workspace directory"},
+		{"root is a file", []string{"--root", file, "--profile", "trusted-local"}, exitFatal, "not a directory"},
+		{"profile missing", []string{"--root", dir}, exitFatal, `--profile "" is not supported: pass --profile trusted-local`},
+		{"other profile", []string{"--root", dir, "--profile", "sandboxed"}, exitFatal, `--profile "sandboxed" is not supported`},
+		{"plugin", []string{"--root", dir, "--profile", "trusted-local", "--plugin", "/etc/axlr/p.json"}, exitFatal, "--plugin /etc/axlr/p.json: MCP plugins are not supported yet"},
+		{"plugin-env", []string{"--root", dir, "--profile", "trusted-local", "--plugin-env", "p:K=V"}, exitFatal, "--plugin-env: MCP plugins are not supported yet"},
+		{"env without =", []string{"--root", dir, "--profile", "trusted-local", "--env", "NOVALUE"}, exitFatal, `--env "NOVALUE": want KEY=VALUE`},
+		{"env without key", []string{"--root", dir, "--profile", "trusted-local", "--env", "=v"}, exitFatal, `--env "=v": want KEY=VALUE`},
+		{"argument", []string{"--root", dir, "--profile", "trusted-local", "request.json"}, exitFatal, `unexpected argument "request.json"`},
+		{"unknown flag", []string{"--root", dir, "--profile", "trusted-local", "--verbose"}, exitFatal, "axlr: flag provided but not defined: -verbose\n"},
 		{"help", []string{"-h"}, exitOK, "usage: axlr --root DIR --profile trusted-local"},
 		{"help lists the flags", []string{"--help"}, exitOK, "-plugin-env value"},
 	}
