@@ -225,7 +225,11 @@ func (w *Workspace) resolveProgram(r execRequest) (string, *Error) {
 		}
 		return abs, nil
 	}
-	for _, dir := range filepath.SplitList(lookupEnv(w.env, "PATH")) {
+	pathEnv := lookupEnv(w.env, "PATH")
+	if pathEnv == "" {
+		return "", newError(CodeStartFailed, "program %s was not found in the PATH of the exec environment: it has none; name the program by its path, or set PATH in that environment", quote(r.program))
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
 		// A relative PATH entry would resolve against cwd: ignore it.
 		if !filepath.IsAbs(dir) {
 			continue

@@ -283,5 +283,5 @@ func TestExecEnv(t *testing.T) {
 		t.Errorf("env with an empty Options.Env = %v", got)
 	}
 	_, err = call[ExecOutput](t, empty, Exec, map[string]any{"program": "env"})
-	wantError(t, err, CodeStartFailed, "was not found in the PATH")
+	wantError(t, err, CodeStartFailed, `program "env" was not found in the PATH of the exec environment: it has none; name the program by its path`)
 }

@@ -16,7 +16,7 @@ func main() {
 	// With SIGPIPE notified, a write to a closed stdout fails (exit 1)
 	// instead of killing the process; children still get the default.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ(), time.Now)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, time.Now)
 	stop()
 	os.Exit(code)
 }

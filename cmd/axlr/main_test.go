@@ -24,7 +24,7 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	flags := []string{"--root", dir, "--profile", "trusted-local"}
+	flags := []string{"--root", dir, "--profile", "trusted-local", "--env", "PATH=" + os.Getenv("PATH")}
 
 	t.Run("SIGTERM cancels", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "started")

@@ -42,6 +42,10 @@ JSON response on stdout:
 
   {"protocol_version":1,"request_id":"read-1","tool":"read","arguments":{"path":"README.md"}}
 
+--env values are the complete environment of exec children: without --env
+they get no variable at all, not even PATH or HOME, so that a bare program
+name is not found; pass --env PATH=... or name the program by its path.
+
 Tools: read, write, edit, exec, search, list (plugins.list and plugins.call
 answer plugins_unavailable: MCP plugins are not supported yet).
 
@@ -89,17 +93,16 @@ type caller interface {
 // config is what the flags configure.
 type config struct {
 	root string
-	// env is the complete environment of exec children; nil when no --env
-	// was given.
+	// env is the complete environment of exec children, the --env values:
+	// empty, not nil, without --env.
 	env []string
 }
 
 // run is the worker: flags in args, the request on stdin, the response on
-// stdout and diagnostics on stderr. environ is the worker's environment,
-// filtered through tools.RestrictedEnv for exec children unless --env is
-// given. Cancelling ctx (SIGTERM, SIGINT) cancels the operation. It returns
-// the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string, now func() time.Time) int {
+// stdout and diagnostics on stderr. Exec children get the --env values as
+// their whole environment, nothing of the worker's own. Cancelling ctx
+// (SIGTERM, SIGINT) cancels the operation. It returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) int {
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -108,11 +111,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "axlr: %v\n", err)
 		return exitFatal
 	}
-	env := cfg.env
-	if env == nil {
-		env = tools.RestrictedEnv(environ)
-	}
-	ws, err := tools.Open(cfg.root, tools.Options{Env: env})
+	// A non-nil Env: tools.Open would take nil for the restricted
+	// environment of this process.
+	ws, err := tools.Open(cfg.root, tools.Options{Env: cfg.env})
 	if err != nil {
 		fmt.Fprintf(stderr, "axlr: --root must name an existing workspace directory: %v\n", err)
 		return exitFatal
@@ -166,7 +167,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	)
 	fs.StringVar(&cfg.root, "root", "", "workspace directory (required)")
 	fs.StringVar(&prof, "profile", "", "execution profile; must be trusted-local")
-	fs.Var(&env, "env", "KEY=VALUE of the exec environment; repeatable; when given, the complete environment")
+	fs.Var(&env, "env", "KEY=VALUE of the exec environment; repeatable; the complete environment (none without --env)")
 	fs.Var(&plugins, "plugin", "MCP plugin manifest (not supported yet: refused)")
 	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE for a plugin (not supported yet: refused)")
 	if err := fs.Parse(args); err != nil {
@@ -194,9 +195,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return config{}, fmt.Errorf("--env %q: want KEY=VALUE", kv)
 		}
 	}
-	if len(env) > 0 {
-		cfg.env = env
-	}
+	cfg.env = append([]string{}, env...)
 	return cfg, nil
 }
 

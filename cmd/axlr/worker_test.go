@@ -52,13 +52,10 @@ type result struct {
 	stderr string
 }
 
-// runWorker runs the worker; a nil environ stands for this process's.
-func runWorker(ctx context.Context, args []string, stdin string, environ []string) result {
-	if environ == nil {
-		environ = os.Environ()
-	}
+// runWorker runs the worker.
+func runWorker(ctx context.Context, args []string, stdin string) result {
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr, environ, testClock())
+	code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr, testClock())
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -91,6 +88,12 @@ func reqJSON(id, tool string, arguments any) string {
 	return string(b)
 }
 
+// withPath adds this process's PATH to the exec environment of flags, which
+// is otherwise empty, for exec of a bare program name.
+func withPath(flags []string) []string {
+	return append(slices.Clone(flags), "--env", "PATH="+os.Getenv("PATH"))
+}
+
 // workspace makes a workspace holding README.md and returns the flags to
 // serve it.
 func workspace(t *testing.T) (string, []string) {
@@ -104,6 +107,7 @@ func workspace(t *testing.T) (string, []string) {
 
 func TestRunTools(t *testing.T) {
 	dir, flags := workspace(t)
+	flags = withPath(flags)
 	tests := []struct {
 		name     string
 		tool     string
@@ -127,7 +131,7 @@ func TestRunTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runWorker(t.Context(), flags, reqJSON("req-"+tt.name, tt.tool, tt.args), nil)
+			r := runWorker(t.Context(), flags, reqJSON("req-"+tt.name, tt.tool, tt.args))
 			if r.code != exitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
@@ -189,7 +193,7 @@ func TestRunProtocolRejections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runWorker(t.Context(), flags, tt.stdin, nil)
+			r := runWorker(t.Context(), flags, tt.stdin)
 			if r.code != exitMalformed {
 				t.Errorf("exit %d, want 2", r.code)
 			}
@@ -209,6 +213,7 @@ func TestRunProtocolRejections(t *testing.T) {
 // which JSON escapes six times over, past the 4 MiB response limit.
 func TestRunResponseTooLarge(t *testing.T) {
 	dir, flags := workspace(t)
+	flags = withPath(flags)
 	control := bytes.Repeat([]byte{0x01}, 1<<20)
 	if err := os.WriteFile(filepath.Join(dir, "control.txt"), control, 0o644); err != nil {
 		t.Fatal(err)
@@ -225,7 +230,7 @@ func TestRunResponseTooLarge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runWorker(t.Context(), flags, reqJSON("big-"+tt.name, tt.tool, tt.args), nil)
+			r := runWorker(t.Context(), flags, reqJSON("big-"+tt.name, tt.tool, tt.args))
 			if r.code != exitOK {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -237,7 +242,7 @@ func TestRunResponseTooLarge(t *testing.T) {
 		})
 	}
 	// 1 MiB that needs no escaping fits.
-	r := runWorker(t.Context(), flags, reqJSON("plain", "read", map[string]any{"path": "plain.txt", "max_bytes": 1 << 20}), nil)
+	r := runWorker(t.Context(), flags, reqJSON("plain", "read", map[string]any{"path": "plain.txt", "max_bytes": 1 << 20}))
 	if resp := decodeResponse(t, r.stdout); resp.Status != tools.StatusCompleted {
 		t.Errorf("plain 1 MiB read: %s %+v", resp.Status, resp.Error)
 	}
@@ -297,7 +302,7 @@ func TestRunFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runWorker(t.Context(), tt.args, reqJSON("r", "list", map[string]any{}), nil)
+			r := runWorker(t.Context(), tt.args, reqJSON("r", "list", map[string]any{}))
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) || r.stdout != "" {
 				t.Errorf("exit %d stdout %q stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, tt.code, tt.stderr)
 			}
@@ -307,9 +312,11 @@ func TestRunFlags(t *testing.T) {
 
 func TestRunEnv(t *testing.T) {
 	_, flags := workspace(t)
-	environ := []string{"PATH=/usr/bin:/bin", "OPENAI_API_KEY=sk-secret", "HOME=/home/u", "GITHUB_TOKEN=t"}
+	// Nothing of the worker's own environment passes.
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("HOME", "/home/u")
 	envOf := func(args []string) string {
-		r := runWorker(t.Context(), args, reqJSON("env", "exec", map[string]any{"program": "/usr/bin/env"}), environ)
+		r := runWorker(t.Context(), args, reqJSON("env", "exec", map[string]any{"program": "/usr/bin/env"}))
 		resp := decodeResponse(t, r.stdout)
 		var out tools.ExecOutput
 		if err := json.Unmarshal(resp.Output, &out); err != nil {
@@ -317,11 +324,19 @@ func TestRunEnv(t *testing.T) {
 		}
 		return out.Stdout
 	}
-	if got := envOf(flags); got != "PATH=/usr/bin:/bin\nHOME=/home/u\n" {
-		t.Errorf("without --env the child gets %q", got)
+	// --env is the complete environment: without it, no variable at all,
+	// not even PATH or HOME.
+	if got := envOf(flags); got != "" {
+		t.Errorf("without --env the child gets %q, want no variable", got)
 	}
 	if got := envOf(append(flags, "--env", "A=1", "--env", "B=two=2")); got != "A=1\nB=two=2\n" {
 		t.Errorf("with --env the child gets %q", got)
+	}
+	// So a bare program name is not found without a PATH.
+	r := runWorker(t.Context(), flags, reqJSON("bare", "exec", map[string]any{"program": "env"}))
+	if resp := decodeResponse(t, r.stdout); resp.Error == nil || resp.Error.Code != tools.CodeStartFailed ||
+		!strings.Contains(resp.Error.Message, `program "env" was not found in the PATH of the exec environment: it has none`) {
+		t.Errorf("bare program without PATH: %s", r.stdout)
 	}
 }
 
@@ -329,6 +344,7 @@ func TestRunEnv(t *testing.T) {
 // program runs.
 func TestRunCancel(t *testing.T) {
 	_, flags := workspace(t)
+	flags = withPath(flags)
 	fifo := filepath.Join(t.TempDir(), "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -344,7 +360,7 @@ func TestRunCancel(t *testing.T) {
 		cancel()
 	}()
 	req := reqJSON("cancel-1", "exec", map[string]any{"program": "sh", "args": []string{"-c", `echo up > "$0"; sleep 30`, fifo}})
-	r := runWorker(ctx, flags, req, nil)
+	r := runWorker(ctx, flags, req)
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -366,12 +382,12 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("input/out
 func TestRunIOFailures(t *testing.T) {
 	_, flags := workspace(t)
 	var stderr bytes.Buffer
-	code := run(t.Context(), flags, strings.NewReader(reqJSON("r", "list", map[string]any{})), failingWriter{}, &stderr, nil, time.Now)
+	code := run(t.Context(), flags, strings.NewReader(reqJSON("r", "list", map[string]any{})), failingWriter{}, &stderr, time.Now)
 	if code != exitFatal || !strings.Contains(stderr.String(), "axlr: write the response: broken pipe") {
 		t.Errorf("write failure: exit %d, stderr %q", code, stderr.String())
 	}
 	stderr.Reset()
-	code = run(t.Context(), flags, failingReader{}, &bytes.Buffer{}, &stderr, nil, time.Now)
+	code = run(t.Context(), flags, failingReader{}, &bytes.Buffer{}, &stderr, time.Now)
 	if code != exitFatal || !strings.Contains(stderr.String(), "axlr: read the request from stdin: input/output error") {
 		t.Errorf("read failure: exit %d, stderr %q", code, stderr.String())
 	}
@@ -503,7 +519,7 @@ func TestRunPreconditions(t *testing.T) {
 				}
 			}
 			before := snapshot(t, dir)
-			r := runWorker(t.Context(), flags, reqJSON("pre-1", tt.tool, tt.args), nil)
+			r := runWorker(t.Context(), flags, reqJSON("pre-1", tt.tool, tt.args))
 			if r.code != exitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
