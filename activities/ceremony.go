@@ -197,7 +197,7 @@ func (a *Ceremony) RunCheck(ctx context.Context, in workflows.RunCheckInput) (co
 	if in.Command.Program == "" {
 		rec, err = revision(ctx, ws)
 	} else {
-		rec, err = runCommand(ctx, ws, in.Command)
+		rec, err = runCommand(ctx, ws, in.Command, CheckTimeout)
 	}
 	stop()
 	if err != nil {
@@ -209,13 +209,15 @@ func (a *Ceremony) RunCheck(ctx context.Context, in workflows.RunCheckInput) (co
 	return rec, nil
 }
 
-func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCommand) (contract.CheckRecord, error) {
+// runCommand runs a check and records how it ended: its exit code, or that
+// it could not start, or that it ran past timeout.
+func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCommand, timeout time.Duration) (contract.CheckRecord, error) {
 	rec := contract.CheckRecord{Program: cmd.Program, Args: cmd.Args}
 	if rec.Args == nil {
 		rec.Args = []string{}
 	}
 	args, err := json.Marshal(tools.ExecArgs{Program: cmd.Program, Args: cmd.Args,
-		TimeoutMS: ptr64(CheckTimeout.Milliseconds()), MaxOutputBytes: ptr64(CheckCapture)})
+		TimeoutMS: ptr64(timeout.Milliseconds()), MaxOutputBytes: ptr64(CheckCapture)})
 	if err != nil {
 		return rec, fmt.Errorf("encode check %s: %w", cmd, err)
 	}
@@ -226,14 +228,14 @@ func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCo
 	var te *tools.Error
 	switch {
 	case errors.As(err, &te) && te.Code == tools.CodeTimeout:
-		rec.ExitCode, rec.TimedOut = -1, true
+		// It ran out of time: no exit code is invented for it.
+		rec.TimedOut = true
 		rec.OutputTail = te.Message
 		return rec, nil
 	case errors.As(err, &te):
-		// The command could not run (not found, bad cwd): that is its
-		// outcome, as a shell would report it.
-		rec.ExitCode = 127
-		rec.OutputTail = te.Code + ": " + te.Message
+		// The command could not start (not found, bad cwd): that is its
+		// outcome, recorded as it is.
+		rec.StartError = te.Code + ": " + te.Message
 		return rec, nil
 	case err != nil:
 		return rec, fmt.Errorf("run check %s: %w", cmd, err)
@@ -242,7 +244,7 @@ func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCo
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return rec, fmt.Errorf("decode check output: %w", err)
 	}
-	rec.ExitCode = out.ExitCode
+	rec.ExitCode = contract.Exit(out.ExitCode)
 	rec.OutputTail = tail(out.Stdout+out.Stderr, EvidenceBytes)
 	return rec, nil
 }
@@ -250,18 +252,20 @@ func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCo
 // revision records git rev-parse HEAD on the first line of the tail, then
 // git status --porcelain.
 func revision(ctx context.Context, ws *tools.Workspace) (contract.CheckRecord, error) {
-	head, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"rev-parse", "HEAD"}})
+	head, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"rev-parse", "HEAD"}}, CheckTimeout)
 	if err != nil {
 		return head, err
 	}
-	status, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"status", "--porcelain"}})
+	status, err := runCommand(ctx, ws, ceremonies.CheckCommand{Program: "git", Args: []string{"status", "--porcelain"}}, CheckTimeout)
 	if err != nil {
 		return status, err
 	}
-	rec := contract.CheckRecord{Program: "git", Args: []string{"rev-parse", "HEAD"}, ExitCode: max(head.ExitCode, status.ExitCode)}
+	rec := status
+	rec.Program, rec.Args = "git", []string{"rev-parse", "HEAD"}
 	rec.OutputTail = strings.TrimSpace(head.OutputTail) + "\n" + status.OutputTail
-	if head.ExitCode != 0 {
-		// Not a git repository (or no commit yet): no revision.
+	if !head.Passed() {
+		// Not a git repository, no commit yet, or no git: no revision.
+		rec = head
 		rec.OutputTail = "\n" + head.OutputTail
 	}
 	return rec, nil

@@ -3,14 +3,18 @@ package activities
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -42,5 +46,43 @@ func TestPinnedDigestMismatch(t *testing.T) {
 	delivery, _ := ceremonies.ForMode("delivery")
 	if _, err := PublishPinned(context.Background(), eng, delivery); err != nil {
 		t.Fatalf("delivery: %v", err)
+	}
+}
+
+// TestCheckEndings: the recorded evidence of a check says how it ended,
+// with no invented exit code: an exit, a program that cannot start, a
+// check past its timeout.
+func TestCheckEndings(t *testing.T) {
+	ws, err := tools.Open(t.TempDir(), tools.Options{Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, tt := range []struct {
+		name    string
+		cmd     ceremonies.CheckCommand
+		exit    *int
+		timeout bool
+		start   string
+	}{
+		{name: "exit", cmd: ceremonies.CheckCommand{Program: "sh", Args: []string{"-c", "exit 3"}}, exit: contract.Exit(3)},
+		{name: "pass", cmd: ceremonies.CheckCommand{Program: "true"}, exit: contract.Exit(0)},
+		{name: "not found", cmd: ceremonies.CheckCommand{Program: "no-such-program-axlr"}, start: `start_failed: program "no-such-program-axlr" was not found`},
+		{name: "timeout", cmd: ceremonies.CheckCommand{Program: "sleep", Args: []string{"10"}}, timeout: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, err := runCommand(context.Background(), ws, tt.cmd, 300*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (rec.ExitCode == nil) != (tt.exit == nil) || (rec.ExitCode != nil && *rec.ExitCode != *tt.exit) ||
+				rec.TimedOut != tt.timeout || !strings.HasPrefix(rec.StartError, tt.start) || (tt.start == "") != (rec.StartError == "") {
+				t.Fatalf("record %+v (exit %v)", rec, rec.ExitCode)
+			}
+			b, _ := json.Marshal(rec)
+			if tt.exit == nil && !strings.Contains(string(b), `"exit_code":null`) {
+				t.Fatalf("recorded %s", b)
+			}
+		})
 	}
 }

@@ -5,7 +5,10 @@
 // control plane can decode them.
 package contract
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Schema names the result's version; check it before the fields.
 const Schema = "axlr.execution-result/v1"
@@ -92,14 +95,45 @@ type TranscriptSpan struct {
 	To        int    `json:"to"`
 }
 
-// CheckRecord is a check command AXLR ran.
+// CheckRecord is a check command AXLR ran, and how it ended: it exited
+// (ExitCode), it could not start (StartError) or it ran out of time
+// (TimedOut). ExitCode is null unless the command exited: no exit code is
+// invented for a command that did not run to its end.
 type CheckRecord struct {
 	Program    string   `json:"program"`
 	Args       []string `json:"args"`
-	ExitCode   int      `json:"exit_code"`
+	ExitCode   *int     `json:"exit_code"`
 	OutputTail string   `json:"output_tail"`
 	TimedOut   bool     `json:"timed_out,omitempty"`
+	StartError string   `json:"start_error,omitempty"`
 }
+
+// Exited reports whether the command ran and exited with a code.
+func (c CheckRecord) Exited() bool { return c.ExitCode != nil }
+
+// Failed reports whether the command exited nonzero: the one outcome that
+// reproduces a failure.
+func (c CheckRecord) Failed() bool { return c.ExitCode != nil && *c.ExitCode != 0 }
+
+// Passed reports whether the command exited zero.
+func (c CheckRecord) Passed() bool { return c.ExitCode != nil && *c.ExitCode == 0 }
+
+// Ending says how the command ended, for a person or a model: "exited 1",
+// "timed out", "could not start: …".
+func (c CheckRecord) Ending() string {
+	switch {
+	case c.ExitCode != nil:
+		return fmt.Sprintf("exited %d", *c.ExitCode)
+	case c.TimedOut:
+		return "timed out"
+	case c.StartError != "":
+		return "could not start: " + c.StartError
+	}
+	return "did not run"
+}
+
+// Exit is an exit code as a CheckRecord holds it.
+func Exit(code int) *int { return &code }
 
 // PendingCall is the call a needs_decision execution waits on.
 type PendingCall struct {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 )
@@ -654,6 +655,9 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 			recorded[st.Outcome], recorded["settled"] = false, true
 			break
 		}
+		if msg, ok := d.forbidden(ctx, *hb.Command); ok {
+			return d.t.Record(ctx, c, contract.CallForbidden, "", stepReply{Step: cer.Step, Error: msg}.text())
+		}
 		if cer.Command == nil || !cer.Command.Equal(*hb.Command) {
 			if !approved && !d.preapproved(*hb.Command) {
 				return d.askCheck(c, rest, *hb.Command)
@@ -668,6 +672,9 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 		if hb.Command != nil && !hb.Command.Equal(*cer.Command) {
 			reply.Feedback = fmt.Sprintf("check_command %s ignored: AXLR reruns the accepted command %s. ", hb.Command, cer.Command)
 		}
+		if msg, ok := d.forbidden(ctx, *cer.Command); ok {
+			return d.t.Record(ctx, c, contract.CallForbidden, "", stepReply{Step: cer.Step, Error: msg}.text())
+		}
 		cmd = cer.Command
 	}
 	if cmd != nil || st.Check == ceremonies.CheckRevision {
@@ -675,17 +682,25 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 		if err != nil {
 			return err
 		}
+		exit, exited := d.exitOf(ctx, cmd, check)
+		if !exited {
+			// It could not start, or ran out of time: that is neither a
+			// failure reproduced nor a pass, so MADE is not told either.
+			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Check: cer.shownCheck(check), Error: fmt.Sprintf(
+				"the check command %s %s: that neither reproduces a failure nor passes, and MADE is unchanged. Fix the command (a program that exists, a check that ends in time) and hand the step back again.",
+				cmd, check.Ending())}.text())
+		}
 		switch st.Check {
 		case ceremonies.CheckReproduce:
-			reproduced := check.ExitCode != 0
+			reproduced := exit != 0
 			recorded[st.Outcome], recorded["settled"] = reproduced, reproduced
 			if !reproduced {
-				reply.Feedback += fmt.Sprintf("The command exited %d: the failure is not reproduced. ", check.ExitCode)
+				reply.Feedback += fmt.Sprintf("The command exited %d: the failure is not reproduced. ", exit)
 			}
 		case ceremonies.CheckRerun:
-			recorded[st.Outcome] = check.ExitCode == 0
-			if check.ExitCode != 0 {
-				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", check.ExitCode)
+			recorded[st.Outcome] = exit == 0
+			if exit != 0 {
+				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", exit)
 			}
 		case ceremonies.CheckRevision:
 			recorded["revision"], recorded["dirty"] = revisionOf(check)
@@ -736,7 +751,7 @@ func (d *Driver) resetView(ctx workflow.Context, opening string) error {
 	for _, r := range c.Records {
 		fmt.Fprintf(&b, "- %s (iteration %d): %s", r.Step, r.Iteration, r.Status)
 		if r.Check != nil {
-			fmt.Fprintf(&b, "; check %s exited %d", (ceremonies.CheckCommand{Program: r.Check.Program, Args: r.Check.Args}).String(), r.Check.ExitCode)
+			fmt.Fprintf(&b, "; check %s %s", (ceremonies.CheckCommand{Program: r.Check.Program, Args: r.Check.Args}).String(), r.Check.Ending())
 		}
 		if t := r.Transcript; t != nil && t.SessionID == d.t.Current() {
 			fmt.Fprintf(&b, "; messages #%d-#%d", t.From, t.To)
@@ -750,6 +765,47 @@ func (d *Driver) resetView(ctx workflow.Context, opening string) error {
 		return fmt.Errorf("start step %s from its ledger: %w", c.Step, err)
 	}
 	return nil
+}
+
+// versionSeeds guards what issue 7 changed in flight: a check command is
+// judged as a local_exec by the policy, and a check that did not exit is
+// neither a failure nor a pass.
+const versionSeeds = "seeds-agree"
+
+// forbidden judges a check command as what it is to the policy: a
+// local_exec of its program and arguments. A command the execution's
+// policy forbids is refused before any card, with the policy's reason.
+func (d *Driver) forbidden(ctx workflow.Context, cmd ceremonies.CheckCommand) (string, bool) {
+	no, reason := policy.Forbidden(d.t.st.Policy, CheckCall(cmd))
+	if !no || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return "", false
+	}
+	return fmt.Sprintf("check_command %s is forbidden by the execution's policy: %s. MADE is unchanged; propose a command the policy allows, or explain.", cmd, reason), true
+}
+
+// CheckCall is a check command as the policy sees it: local_exec of its
+// program and arguments.
+func CheckCall(cmd ceremonies.CheckCommand) policy.Call {
+	args, _ := json.Marshal(cmd.Args)
+	if cmd.Args == nil {
+		args = []byte("[]")
+	}
+	return policy.Call{Tool: "local_exec", Args: map[string]policy.Value{
+		"program": {Text: cmd.Program},
+		"args":    {Text: string(args)},
+	}}
+}
+
+// exitOf is a check's exit code, and whether it exited. Runs recorded
+// before versionSeeds read a check that did not exit as a nonzero exit.
+func (d *Driver) exitOf(ctx workflow.Context, cmd *ceremonies.CheckCommand, check contract.CheckRecord) (int, bool) {
+	if check.ExitCode != nil {
+		return *check.ExitCode, true
+	}
+	if cmd == nil || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return -1, true
+	}
+	return 0, false
 }
 
 // askCheck makes the step's check command wait for the person's approval:

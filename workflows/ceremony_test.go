@@ -31,8 +31,10 @@ func (s *scripted) AppendNote(_ context.Context, in AppendNoteInput) (RecordTool
 type fakeCeremony struct {
 	mu      sync.Mutex
 	timeout time.Duration
-	// exit is what every check exits with.
+	// exit is what every check exits with, unless ending names another
+	// end: "timeout" or "start".
 	exit        int
+	ending      string
 	completed   []CompleteInput
 	checks      []RunCheckInput
 	claims      []ClaimInput
@@ -64,7 +66,16 @@ func (f *fakeCeremony) RunCheck(_ context.Context, in RunCheckInput) (contract.C
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.checks = append(f.checks, in)
-	return contract.CheckRecord{Program: in.Command.Program, Args: in.Command.Args, ExitCode: f.exit, OutputTail: "FAIL"}, nil
+	rec := contract.CheckRecord{Program: in.Command.Program, Args: in.Command.Args}
+	switch f.ending {
+	case "timeout":
+		rec.TimedOut, rec.OutputTail = true, "timed out after 5m0s"
+	case "start":
+		rec.StartError = "start_failed: program go was not found in the PATH of the exec environment"
+	default:
+		rec.ExitCode, rec.OutputTail = contract.Exit(f.exit), "FAIL"
+	}
+	return rec, nil
 }
 
 func (f *fakeCeremony) Complete(_ context.Context, in CompleteInput) (InstanceView, error) {
@@ -191,7 +202,7 @@ func TestDriverRunsTheCeremony(t *testing.T) {
 	if r == nil || r.Status != contract.Completed || r.Ceremony == nil || r.Ceremony.State != "COMPLETED" || !r.Ceremony.Ended || len(r.Ceremony.Steps) != 2 {
 		t.Fatalf("result %+v ceremony %+v", r, r.Ceremony)
 	}
-	if c := r.Ceremony.Steps[0].Check; c == nil || c.ExitCode != 1 || r.Ceremony.Steps[0].Output["reproduced"] != true {
+	if c := r.Ceremony.Steps[0].Check; c == nil || !c.Failed() || *c.ExitCode != 1 || r.Ceremony.Steps[0].Output["reproduced"] != true {
 		t.Fatalf("reproduce record %+v", r.Ceremony.Steps[0])
 	}
 }
@@ -273,5 +284,96 @@ func TestDriverBudgetNote(t *testing.T) {
 	ex.mustAccept(t, "execute")
 	if len(acts.notes) != 2 || acts.notes[1] != "[AXLR · budget] 5 tool calls remain for step reproduce: finish it and hand it back with axlr_step_done." {
 		t.Fatalf("notes %q", acts.notes)
+	}
+}
+
+// TestCheckIsALocalCommandToThePolicy: a check command is judged as
+// local_exec of its program and arguments. A policy that forbids it
+// refuses the hand-back with its reason, before any card and without
+// running it; a decision that approves a waiting check under a policy that
+// forbids it is refused.
+func TestCheckIsALocalCommandToThePolicy(t *testing.T) {
+	t.Run("hand-back refused", func(t *testing.T) {
+		acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}}, reply{text: "The policy forbids commands."}, reply{text: "It does."}, reply{text: "Stopped."})
+		cer := &fakeCeremony{timeout: time.Hour, exit: 1}
+		h := newCeremonyHarness(t, acts, cer)
+		req := debugReq("exec-1", "TestParse fails")
+		req.Approval = policy.ApproveAll
+		req.Policy = &policy.Policy{Tools: policy.Tools{Deny: []policy.Rule{{Name: "local_exec", Arguments: map[string]string{"program": "go"}}}}}
+		var ex outcome
+		var p Progress
+		h.update(UpdateExecute, "exec-1", req, &ex)
+		h.progress(&p)
+		h.run()
+		ex.mustAccept(t, "execute")
+		if len(cer.checks) != 0 || slices.ContainsFunc(cer.completed, func(c CompleteInput) bool { return c.Status == "completed" }) {
+			t.Fatalf("checks %+v completions %+v: a forbidden check ran", cer.checks, cer.completed)
+		}
+		r := acts.recorded[0]
+		if r.Tool != StepDoneTool || r.Status != contract.CallForbidden ||
+			!strings.Contains(r.Message, `check_command go test ./... is forbidden by the execution's policy: local_exec is denied by a rule for local_exec with program=\"go\"`) {
+			t.Fatalf("recorded %+v", r)
+		}
+		if p.Result == nil || p.Result.Status != contract.Completed || p.Result.Pending != nil {
+			t.Fatalf("result %+v", p.Result)
+		}
+	})
+	t.Run("approval refused", func(t *testing.T) {
+		acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}})
+		cer := &fakeCeremony{timeout: time.Hour, exit: 1}
+		h := newCeremonyHarness(t, acts, cer)
+		var ex, dec outcome
+		var p Progress
+		h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+		h.progress(&p)
+		observe := &policy.Policy{Level: policy.Observe}
+		h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve, Policy: observe}, &dec)
+		h.run()
+		ex.mustAccept(t, "execute")
+		if p.Result == nil || p.Result.Status != contract.NeedsDecision || p.Result.Pending.Tool != CheckTool {
+			t.Fatalf("result %+v", p.Result)
+		}
+		dec.mustReject(t, "approve a check under observe", "decide: check command go test ./... is forbidden by the execution's policy: level observe allows reads only")
+		if len(cer.checks) != 0 {
+			t.Fatalf("checks %+v", cer.checks)
+		}
+	})
+}
+
+// TestCheckThatDidNotExit: a check that could not start or ran out of
+// time is neither a reproduced failure nor a pass: the model reads what
+// happened, MADE is not told, and no exit code is invented.
+func TestCheckThatDidNotExit(t *testing.T) {
+	for _, tt := range []struct{ ending, says string }{
+		{"timeout", "the check command go test ./... timed out: that neither reproduces a failure nor passes, and MADE is unchanged"},
+		{"start", "the check command go test ./... could not start: start_failed: program go was not found"},
+	} {
+		t.Run(tt.ending, func(t *testing.T) {
+			// After the refusal the model gives up: reminded, then stopped.
+			acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}}, reply{text: "The command does not run."}, reply{text: "It does not."}, reply{text: "Stopped."})
+			cer := &fakeCeremony{timeout: time.Hour, ending: tt.ending}
+			h := newCeremonyHarness(t, acts, cer)
+			var ex, dec outcome
+			var p Progress
+			h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+			h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &dec)
+			h.progress(&p)
+			h.run()
+			ex.mustAccept(t, "execute")
+			dec.mustAccept(t, "decide")
+			if len(cer.checks) != 1 || len(cer.transitions) != 0 || slices.ContainsFunc(cer.completed, func(c CompleteInput) bool { return c.Status == "completed" }) {
+				t.Fatalf("checks %d, completions %+v, transitions %+v", len(cer.checks), cer.completed, cer.transitions)
+			}
+			r := acts.recorded[0]
+			if r.Tool != StepDoneTool || r.Status != contract.CallFailed || !strings.Contains(r.Message, tt.says) || strings.Contains(r.Message, `"exit_code":-1`) || strings.Contains(r.Message, `"exit_code":127`) {
+				t.Fatalf("recorded %+v", r)
+			}
+			if !strings.Contains(r.Message, `"exit_code":null`) {
+				t.Fatalf("the reply's check shows no null exit code: %s", r.Message)
+			}
+			if p.Result == nil || p.Result.Ceremony == nil || slices.ContainsFunc(p.Result.Ceremony.Steps, func(s contract.StepRecord) bool { return s.Check != nil }) {
+				t.Fatalf("result %+v", p.Result)
+			}
+		})
 	}
 }

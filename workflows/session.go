@@ -582,13 +582,19 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 			return fmt.Errorf("decide: %w", err)
 		}
 	}
-	if req.Decision == contract.Approve && p.Check == nil {
+	if req.Decision == contract.Approve {
 		pol := s.st.Policy
 		if req.Policy != nil {
 			pol = req.Policy
 		}
-		if forbidden, reason := policy.Forbidden(pol, policy.Call{Tool: p.Call.Tool, Args: p.Call.Args}); forbidden {
-			return fmt.Errorf("decide: forbidden by the execution's policy: %s", reason)
+		call := policy.Call{Tool: p.Call.Tool, Args: p.Call.Args}
+		what := p.Call.Tool
+		if p.Check != nil {
+			// A check command is a local command to the policy.
+			call, what = CheckCall(*p.Check), "check command "+p.Check.String()
+		}
+		if forbidden, reason := policy.Forbidden(pol, call); forbidden {
+			return fmt.Errorf("decide: %s is forbidden by the execution's policy: %s", what, reason)
 		}
 	}
 	return nil

@@ -318,10 +318,10 @@ func activityOutcome(activityType string, out *commonpb.Payloads, dc converter.D
 	case workflows.ActivityCeremonyRunCheck:
 		var r contract.CheckRecord
 		if dc.FromPayloads(out, &r) == nil {
-			if r.TimedOut {
-				return "timed out"
+			if r.ExitCode != nil {
+				return fmt.Sprintf("exit %d", *r.ExitCode)
 			}
-			return fmt.Sprintf("exit %d", r.ExitCode)
+			return r.Ending()
 		}
 	}
 	return "completed"

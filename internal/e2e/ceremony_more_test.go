@@ -76,7 +76,7 @@ func TestDeliveryCeremony(t *testing.T) {
 	if res.Status != contract.Completed || c == nil || c.State != "COMPLETED" || stepNames(c) != "brief,build,integrate" {
 		t.Fatalf("result %+v ceremony %+v", res, c)
 	}
-	if c.Steps[0].Check.ExitCode == 0 || c.Steps[0].Output["ready"] != true || c.Steps[1].Check.ExitCode != 0 || c.Steps[1].Output["verified"] != true {
+	if !c.Steps[0].Check.Failed() || c.Steps[0].Output["ready"] != true || !c.Steps[1].Check.Passed() || c.Steps[1].Output["verified"] != true {
 		t.Fatalf("records %+v", c.Steps)
 	}
 }

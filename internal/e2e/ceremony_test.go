@@ -212,7 +212,7 @@ func TestDebugCeremony(t *testing.T) {
 	if strings.Join(steps, ",") != "reproduce,diagnose,repair,integrate" {
 		t.Fatalf("steps %v", steps)
 	}
-	if c.Steps[0].Check == nil || c.Steps[0].Check.ExitCode == 0 || c.Steps[2].Check == nil || c.Steps[2].Check.ExitCode != 0 {
+	if c.Steps[0].Check == nil || !c.Steps[0].Check.Failed() || c.Steps[2].Check == nil || !c.Steps[2].Check.Passed() {
 		t.Fatalf("checks %+v %+v", c.Steps[0].Check, c.Steps[2].Check)
 	}
 	head, _ := exec.Command("git", "-C", e.workspace, "rev-parse", "HEAD").Output()

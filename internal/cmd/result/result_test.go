@@ -84,7 +84,7 @@ var full = &contract.Result{
 	Artifacts: []contract.Artifact{{Name: "report.md", MediaType: "text/markdown", Ref: "made://report/1"}},
 	Ceremony: &contract.CeremonyOutcome{InstanceID: "i-1", Definition: "debug", Version: "1.0.0", State: "DIAGNOSE", Step: "diagnose",
 		Steps: []contract.StepRecord{{Step: "reproduce", Iteration: 1, Status: "completed",
-			Check:      &contract.CheckRecord{Program: "go", Args: []string{"test", "./..."}, ExitCode: 1, OutputTail: "--- FAIL: TestParse", TimedOut: true},
+			Check:      &contract.CheckRecord{Program: "go", Args: []string{"test", "./..."}, ExitCode: contract.Exit(1), OutputTail: "--- FAIL: TestParse", TimedOut: true},
 			Output:     map[string]any{"expected": "ok", "observed": "panic"},
 			Transcript: &contract.TranscriptSpan{SessionID: sid, From: 3, To: 9}}}},
 }
