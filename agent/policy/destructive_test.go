@@ -175,3 +175,25 @@ func TestDestructiveReason(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideDestructiveReason checks that Decide asks with the destructive
+// list's reason even when every other rule would approve.
+func TestDecideDestructiveReason(t *testing.T) {
+	tests := []struct {
+		name string
+		call Call
+		want Decision
+	}{
+		{"entry", run("sudo", "git", "push", "--force"), Decision{Verdict: Ask, Reason: `"git push --force" is in approvals.always_ask`}},
+		{"unparsable script", sh("echo 'x"), Decision{Verdict: Ask, Reason: "approvals.always_ask cannot be checked: the sh -c script does not parse (1:6: reached EOF without closing quote `'`)"}},
+		{"harmless script", sh(`echo "git push --force"`), Decision{Verdict: Approve, Reason: "approvals.autonomous"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Decide(Input{Approval: ApproveAll, Settings: Settings{Autonomous: true, AlwaysAsk: defaultAsk}, Call: tt.call})
+			if got != tt.want {
+				t.Fatalf("Decide = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

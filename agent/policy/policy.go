@@ -227,8 +227,8 @@ func Decide(in Input) Decision {
 	if forbidden, reason := Forbidden(in.Policy, in.Call); forbidden {
 		return Decision{Verdict: Forbid, Reason: reason}
 	}
-	if entry, ok := Destructive(in.Settings.AlwaysAsk, in.Call); ok {
-		return Decision{Verdict: Ask, Reason: fmt.Sprintf("%q is in approvals.always_ask", entry)}
+	if reason, ok := DestructiveReason(in.Settings.AlwaysAsk, in.Call); ok {
+		return Decision{Verdict: Ask, Reason: reason}
 	}
 	class := ClassOf(in.Call.Tool)
 	if in.Policy != nil && in.Policy.Level == ActWithApproval && class != ClassRead {
