@@ -178,12 +178,14 @@ func (s *searcher) walk(ctx context.Context, rel string, entries []fs.DirEntry) 
 		if ctx.Err() != nil {
 			return false, newError(CodeCancelled, "search was cancelled")
 		}
+		if neverEntered(e.Name()) {
+			// Whatever its type: a .git file is the gitfile of a worktree
+			// or a submodule, git's store as much as a .git directory.
+			continue
+		}
 		child := join(rel, e.Name())
 		switch t := e.Type(); {
 		case t.IsDir():
-			if neverEntered(e.Name()) {
-				continue
-			}
 			sub, err := s.w.readDir(child)
 			if err != nil {
 				s.skipped++

@@ -302,3 +302,48 @@ func TestSearchReadLimit(t *testing.T) {
 		t.Errorf("scanned %d, skipped %d, limit_reached %v", got.FilesScanned, got.FilesSkipped, got.LimitReached)
 	}
 }
+
+// TestGitFiles: a .git file (the gitfile of a worktree or a submodule) is
+// passed over by search as a .git directory is, and listed, like one, by
+// list; an .axlr or .kernel file is passed over by search and left out by
+// list. A path naming one is searched.
+func TestGitFiles(t *testing.T) {
+	w, dir := newWorkspace(t)
+	for p, c := range map[string]string{
+		".git":           "gitdir: /src/alpha/.git/worktrees/ws\n",
+		"wt/.git":        "gitdir: ../alpha/.git/modules/wt\n",
+		"wt/.kernel":     "alpha kmp\n",
+		"wt/.axlr":       "alpha export\n",
+		"wt/a.txt":       "alpha\n",
+		"sub/.git/HEAD":  "alpha head\n",
+		"sub/.gitignore": "alpha*\n",
+	} {
+		writeFile(t, filepath.Join(dir, p), c)
+	}
+	searches := []struct {
+		name    string
+		args    map[string]any
+		want    []string
+		scanned int
+	}{
+		{"workspace", map[string]any{"pattern": "alpha"}, []string{"sub/.gitignore:1:1", "wt/a.txt:1:1"}, 2},
+		{"below a path", map[string]any{"pattern": "alpha", "path": "wt"}, []string{"wt/a.txt:1:1"}, 1},
+		{"glob naming them", map[string]any{"pattern": "alpha", "glob": ".*"}, []string{"sub/.gitignore:1:1"}, 1},
+		{"path naming one", map[string]any{"pattern": "alpha", "path": "wt/.git"}, []string{"wt/.git:1:12"}, 1},
+	}
+	for _, tt := range searches {
+		t.Run("search "+tt.name, func(t *testing.T) {
+			got := mustCall[SearchOutput](t, w, Search, tt.args)
+			if !slices.Equal(matchKeys(got.Matches), tt.want) || got.FilesScanned != tt.scanned || got.FilesSkipped != 0 {
+				t.Errorf("matches %v scanned %d skipped %d, want %v and %d scanned", matchKeys(got.Matches), got.FilesScanned, got.FilesSkipped, tt.want, tt.scanned)
+			}
+		})
+	}
+	t.Run("list", func(t *testing.T) {
+		got := mustCall[ListOutput](t, w, List, map[string]any{"recursive": true})
+		want := []string{".git:file:37", "sub:dir", "sub/.git:dir", "sub/.gitignore:file:7", "wt:dir", "wt/.git:file:33", "wt/a.txt:file:6"}
+		if !slices.Equal(entryKeys(got.Entries), want) {
+			t.Errorf("entries = %q\nwant %q", entryKeys(got.Entries), want)
+		}
+	})
+}

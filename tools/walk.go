@@ -36,7 +36,9 @@ func join(rel, name string) string {
 
 // neverEntered reports whether search and list stay out of a directory of
 // this name found below their path: git's store, the console's session
-// exports and the KMP store.
+// exports and the KMP store. search also passes over a file of such a name,
+// as the .git file of a worktree or a submodule; list lists a .git file, as
+// it lists a .git directory (see unlisted for the others).
 func neverEntered(name string) bool {
 	return name == ".git" || name == ".axlr" || name == ".kernel"
 }
