@@ -133,6 +133,12 @@ func (a *Ceremony) claim(ctx context.Context, id, step string, iteration int, tt
 		IdempotencyKey: fmt.Sprintf("%s:%s:%d", id, step, iteration),
 		LeaseTTL:       ttl,
 	})
+	if errors.Is(err, made.ErrLeaseActive) || errors.Is(err, made.ErrExists) {
+		// MADE holds the step under a claim that is not this one, or
+		// closed it: an operator resolves that, not a retry.
+		return workflows.InstanceView{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("step %s of %s cannot be claimed and is not in progress under this claim (%v)", step, id, err), workflows.ErrTypeNeedsOperator, err)
+	}
 	if err != nil {
 		return workflows.InstanceView{}, madeError(fmt.Sprintf("claim %s of %s", step, id), err)
 	}
@@ -362,7 +368,9 @@ func view(in made.Instance) workflows.InstanceView {
 		v.NextStep = *in.NextStepID
 	}
 	for _, t := range in.Transitions {
-		if t.Enabled {
+		// The cancel trigger is always enabled; the driver fires it only to
+		// stop the instance.
+		if t.Enabled && t.Trigger != ceremonies.CancelTrigger {
 			v.Enabled = append(v.Enabled, t.Trigger)
 		}
 	}

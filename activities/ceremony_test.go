@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,46 @@ func TestCheckEndings(t *testing.T) {
 				t.Fatalf("recorded %s", b)
 			}
 		})
+	}
+}
+
+// TestCancelAndUnresolvedClaim, on the embedded engine: 2.1 starts in the
+// debug mode; its cancel trigger is not among the transitions the driver
+// chooses from, and firing it ends the instance in CANCELLED. A claim of a
+// step MADE closed is an operator's to resolve, not a retry.
+func TestCancelAndUnresolvedClaim(t *testing.T) {
+	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
+	start := func(id string) workflows.CeremonyStartResult {
+		t.Helper()
+		res, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "debug", InstanceID: id, SessionID: "s-1",
+			Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := start("cancel-1")
+	if res.Version != "2.1" || slices.Contains(res.Instance.Enabled, ceremonies.CancelTrigger) {
+		t.Fatalf("started %s, enabled %v", res.Version, res.Instance.Enabled)
+	}
+	v, err := a.Transition(ctx, workflows.TransitionInput{InstanceID: "cancel-1", Trigger: ceremonies.CancelTrigger, From: "REPRODUCE"})
+	if err != nil || v.State != "CANCELLED" || !v.Completed {
+		t.Fatalf("cancel: %+v, %v", v, err)
+	}
+
+	start("claim-1")
+	if _, err := a.Complete(ctx, workflows.CompleteInput{InstanceID: "claim-1", Step: "reproduce", Iteration: 1, Status: "cancelled"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Claim(ctx, workflows.ClaimInput{InstanceID: "claim-1", Step: "reproduce", Iteration: 2, LeaseTTL: time.Minute})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeNeedsOperator || !app.NonRetryable() {
+		t.Fatalf("claim of a closed step: %v", err)
 	}
 }

@@ -31,23 +31,43 @@ type Definition struct {
 	BriefInput string
 	// File is the embedded YAML's name.
 	File string
+	// Superseded: a newer version starts in this mode. The old one stays
+	// published and pinned for the instances that run it.
+	Superseded bool
+	// Cancel: the definition has CancelTrigger from every live state.
+	Cancel bool
 }
 
-// definitions are the pinned definitions, by mode.
+// CancelTrigger is the trigger that ends an instance in CANCELLED from any
+// live state (MADE has no cancel verb). Versions before 2.1 have none.
+const CancelTrigger = "cancel"
+
+// definitions are the pinned definitions, by mode. 2.1 adds the cancel
+// trigger to 2.0; the steps are the same.
 var definitions = []Definition{
-	{Name: "axlr_debug", Version: "2.0", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.0.yaml",
+	{Name: "axlr_debug", Version: "2.1", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.1.yaml", Cancel: true,
+		Digest: "043fb2fb48528bc71c9a6d9431250310e06e62b8d471ce9fea1fe9eaf574d74d"},
+	{Name: "axlr_delivery", Version: "2.1", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.1.yaml", Cancel: true,
+		Digest: "ae1db65e9626b3daadbd0aec10916124fcae41fc237561f8fe6d70bd80ead76a"},
+	{Name: "axlr_debug", Version: "2.0", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.0.yaml", Superseded: true,
 		Digest: "dd10c78c432d8c3bfcc8ed0f7af93a3aeebc2be0dadb0c708ad8dc76ca14873c"},
-	{Name: "axlr_delivery", Version: "2.0", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.0.yaml",
+	{Name: "axlr_delivery", Version: "2.0", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.0.yaml", Superseded: true,
 		Digest: "c1ba37bc3ed4af191456695b0cbaaff5f5745e495e0bcfdc594e8c7f9bbac8c1"},
 }
 
-// All returns the pinned definitions.
+// Cancellable reports whether a definition's version has the cancel
+// trigger.
+func Cancellable(name, version string) bool {
+	return slices.ContainsFunc(definitions, func(d Definition) bool { return d.Name == name && d.Version == version && d.Cancel })
+}
+
+// All returns the pinned definitions, the superseded ones included.
 func All() []Definition { return slices.Clone(definitions) }
 
-// ForMode returns the definition a work mode runs.
+// ForMode returns the definition a work mode starts.
 func ForMode(mode string) (Definition, bool) {
 	for _, d := range definitions {
-		if d.Mode == mode {
+		if d.Mode == mode && !d.Superseded {
 			return d, true
 		}
 	}
@@ -58,7 +78,9 @@ func ForMode(mode string) (Definition, bool) {
 func Modes() []string {
 	var out []string
 	for _, d := range definitions {
-		out = append(out, d.Mode)
+		if !d.Superseded {
+			out = append(out, d.Mode)
+		}
 	}
 	sort.Strings(out)
 	return out

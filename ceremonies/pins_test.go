@@ -66,6 +66,8 @@ func TestStepsPinned(t *testing.T) {
 	pins := map[string]string{
 		"axlr_debug 2.0":    "e525952779caff90c14eb8cb273035d8a137eca3a74795a7b5f10247cb4e64ad",
 		"axlr_delivery 2.0": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
+		"axlr_debug 2.1":    "e525952779caff90c14eb8cb273035d8a137eca3a74795a7b5f10247cb4e64ad",
+		"axlr_delivery 2.1": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
 	}
 	for key, list := range steps {
 		b, err := json.Marshal(list)

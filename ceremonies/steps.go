@@ -126,6 +126,12 @@ var steps = map[string][]Step{
 // before the driver named versions, when 2.0 was the only one.
 const unversioned = "2.0"
 
+// Version 2.1 adds only the cancel trigger: its steps are 2.0's.
+func init() {
+	steps["axlr_debug 2.1"] = steps["axlr_debug 2.0"]
+	steps["axlr_delivery 2.1"] = steps["axlr_delivery 2.0"]
+}
+
 // stepsOf returns the steps of a definition's version.
 func stepsOf(definition, version string) []Step {
 	return steps[definition+" "+cmp.Or(version, unversioned)]

@@ -226,6 +226,9 @@ const (
 	EventStepClaimed   EventType = "step.claimed"
 	EventStepCompleted EventType = "step.completed"
 	EventTransition    EventType = "transition"
+	// EventCeremonyStopped: the driver stopped driving a ceremony that
+	// needs an operator; Reason says why.
+	EventCeremonyStopped EventType = "ceremony.stopped"
 )
 
 // Event is one step of a turn as it happens; the fields beside Type depend

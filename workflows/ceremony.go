@@ -70,7 +70,21 @@ const (
 const (
 	StoppedStalled = "ceremony_stalled"
 	StoppedTimeout = "step_timeout"
+	// StoppedByPerson: the person stopped the ceremony (--stop-ceremony).
+	StoppedByPerson = "stopped_by_person"
+	// StoppedNeedsOperator: MADE's instance is in a state the driver does
+	// not resolve alone (several enabled transitions, a claim it cannot
+	// make or find as its own). The instance is left as it is for an
+	// operator to inspect.
+	StoppedNeedsOperator = "needs_operator"
 )
+
+// ErrTypeNeedsOperator is a MADE verb's failure that an operator has to
+// resolve: a step the driver cannot claim and does not hold.
+const ErrTypeNeedsOperator = "NeedsOperator"
+
+// StoppedNote is what the next prompt after the person's stop carries, once.
+const StoppedNote = "[AXLR] The person stopped the workflow; do not resume it or call axlr_step_done unless asked."
 
 // CeremonyActivities are the activities of the ceremony driver.
 type CeremonyActivities interface {
@@ -127,6 +141,9 @@ type CeremonyState struct {
 	// session and the revision when it was claimed.
 	StepSession string `json:"step_session,omitempty"`
 	StepFrom    int    `json:"step_from,omitempty"`
+	// StopNoted: the person stopped the ceremony and the next prompt has
+	// carried StoppedNote. False with Stopped by the person: it is due.
+	StopNoted bool `json:"stop_noted,omitempty"`
 }
 
 // Active reports whether the ceremony still drives the session.
@@ -275,7 +292,7 @@ var CeremonyOptions = workflow.LocalActivityOptions{
 		InitialInterval:        time.Second,
 		MaximumAttempts:        10,
 		MaximumInterval:        30 * time.Second,
-		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeSessionDiverged, ErrTypeMadeRefused},
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeSessionDiverged, ErrTypeMadeRefused, ErrTypeNeedsOperator},
 	},
 }
 
@@ -587,9 +604,84 @@ func (d *Driver) stop(ctx workflow.Context, why, detail, status string) error {
 	}
 	c.Records = append(c.Records, contract.StepRecord{Step: c.Step, Iteration: c.Iteration, Status: status, Output: map[string]any{"reason": why, "detail": detail}})
 	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Status: contract.CallStatus(status), Reason: detail})
-	c.State, c.Step, c.Ended, c.Stopped = v.State, "", true, why+": "+detail
+	c.State = v.State
+	if err := d.cancel(ctx); err != nil {
+		return err
+	}
+	c.Step, c.Ended, c.Stopped = "", true, why+": "+detail
 	*d.mode = "normal"
 	return nil
+}
+
+// cancel ends the instance in CANCELLED with the definition's cancel
+// trigger; a definition without one (2.0) leaves the instance where the
+// stop left it.
+func (d *Driver) cancel(ctx workflow.Context) error {
+	c := d.c()
+	if !ceremonies.Cancellable(c.Definition, c.Version) || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	var v InstanceView
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+		InstanceID: c.InstanceID, Trigger: ceremonies.CancelTrigger, From: c.State,
+	}).Get(ctx, &v)
+	if err != nil {
+		return fmt.Errorf("cancel ceremony %s: %w", c.InstanceID, err)
+	}
+	d.t.emit(contract.Event{Type: contract.EventTransition, SessionID: d.t.Current(), Instance: c.InstanceID, Trigger: ceremonies.CancelTrigger, State: v.State})
+	c.State = v.State
+	return nil
+}
+
+// StopByPerson stops the running ceremony for the person: the open step
+// is cancelled, the instance ends in CANCELLED, the session is back in
+// normal mode, and the next prompt carries StoppedNote. Nothing in the
+// workspace is rolled back.
+func (d *Driver) StopByPerson(ctx workflow.Context, reason, executionID string) error {
+	c := d.c()
+	c.Execution = executionID
+	detail := "the person stopped the ceremony"
+	if reason != "" {
+		detail += ": " + reason
+	}
+	if c.Step != "" {
+		if err := d.stop(ctx, StoppedByPerson, detail, "cancelled"); err != nil {
+			return err
+		}
+	} else {
+		if err := d.cancel(ctx); err != nil {
+			return err
+		}
+		c.Ended, c.Stopped = true, StoppedByPerson+": "+detail
+		*d.mode = "normal"
+	}
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("ceremony %s stopped by the person in %s", c.InstanceID, c.State))
+	return nil
+}
+
+// StopNote appends StoppedNote once, to the first prompt after the
+// person stopped the ceremony.
+func (d *Driver) StopNote(ctx workflow.Context) error {
+	c := d.c()
+	if c == nil || c.StopNoted || !strings.HasPrefix(c.Stopped, StoppedByPerson) {
+		return nil
+	}
+	c.StopNoted = true
+	return d.note(ctx, "stopped", StoppedNote)
+}
+
+// needsOperator stops driving an instance that MADE holds in a state the
+// driver does not resolve alone: the instance is left as it is, the
+// ceremony's outcome, the journal and the workflow's current details (the
+// Web UI) name why, and the model is told to answer the person.
+func (d *Driver) needsOperator(ctx workflow.Context, state, why string, reply *stepReply) {
+	c := d.c()
+	c.State, c.Step, c.Ended, c.Stopped = state, "", true, StoppedNeedsOperator+": "+why
+	*d.mode = "normal"
+	d.t.emit(contract.Event{Type: contract.EventCeremonyStopped, SessionID: d.t.Current(), Instance: c.InstanceID, State: state, Reason: c.Stopped})
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("ceremony %s needs an operator in %s: %s", c.InstanceID, state, why))
+	reply.State = state
+	reply.Feedback += fmt.Sprintf("The ceremony needs an operator: %s. AXLR stopped driving it and left instance %s as it is in MADE; the session is back in normal mode. Tell the person.", why, c.InstanceID)
 }
 
 // stepReply is axlr_step_done's answer to the model.
@@ -878,6 +970,11 @@ func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply)
 		cer.Step = ""
 		return nil
 	}
+	if len(v.Enabled) > 1 && workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		// The driver never takes the first of several.
+		d.needsOperator(ctx, v.State, fmt.Sprintf("%d transitions are enabled from %s (%s)", len(v.Enabled), v.State, strings.Join(v.Enabled, ", ")), reply)
+		return nil
+	}
 	trigger := v.Enabled[0]
 	var next InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
@@ -912,6 +1009,11 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
 		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, LeaseTTL: cer.StepTimeout,
 	}).Get(ctx, &v)
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == ErrTypeNeedsOperator && workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		d.needsOperator(ctx, cer.State, app.Message(), reply)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("claim %s: %w", step, err)
 	}

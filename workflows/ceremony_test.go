@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
@@ -35,6 +37,11 @@ type fakeCeremony struct {
 	// end: "timeout" or "start".
 	exit        int
 	ending      string
+	// version of the definition (2.0 when empty); enabled, when set, is
+	// what a completion enables; claimErr fails every claim.
+	version     string
+	enabled     []string
+	claimErr    error
 	completed   []CompleteInput
 	checks      []RunCheckInput
 	claims      []ClaimInput
@@ -42,7 +49,7 @@ type fakeCeremony struct {
 }
 
 func (f *fakeCeremony) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
-	return CeremonyStartResult{Definition: "axlr_debug", Version: "2.0", StepTimeout: f.timeout,
+	return CeremonyStartResult{Definition: "axlr_debug", Version: cmp.Or(f.version, "2.0"), StepTimeout: f.timeout,
 		Instructions: map[string]string{"reproduce": "Reproduce it.", "diagnose": "Diagnose it."},
 		Instance:     InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE", NextStep: "reproduce", Steps: []StepView{{Step: "reproduce", Status: "in_progress", Iteration: 1, Attempt: 1}}}}, nil
 }
@@ -51,6 +58,9 @@ func (f *fakeCeremony) Claim(_ context.Context, in ClaimInput) (InstanceView, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.claims = append(f.claims, in)
+	if f.claimErr != nil {
+		return InstanceView{}, f.claimErr
+	}
 	return InstanceView{InstanceID: in.InstanceID, State: "DIAGNOSE", Steps: []StepView{{Step: in.Step, Status: "in_progress", Iteration: in.Iteration, Attempt: 1}}}, nil
 }
 
@@ -85,6 +95,9 @@ func (f *fakeCeremony) Complete(_ context.Context, in CompleteInput) (InstanceVi
 	v := InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(in.Step)}
 	if in.Status == "completed" {
 		v.Enabled = []string{in.Step + "d"}
+		if f.enabled != nil {
+			v.Enabled = f.enabled
+		}
 	}
 	return v, nil
 }
@@ -93,6 +106,9 @@ func (f *fakeCeremony) Transition(_ context.Context, in TransitionInput) (Instan
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.transitions = append(f.transitions, in)
+	if in.Trigger == ceremonies.CancelTrigger {
+		return InstanceView{InstanceID: in.InstanceID, State: "CANCELLED", Completed: true}, nil
+	}
 	if in.Trigger == "reproduced" {
 		return InstanceView{InstanceID: in.InstanceID, State: "DIAGNOSE", NextStep: "diagnose", Steps: []StepView{{Step: "diagnose", Status: "pending", Iteration: 1}}}, nil
 	}
@@ -373,6 +389,114 @@ func TestCheckThatDidNotExit(t *testing.T) {
 			}
 			if p.Result == nil || p.Result.Ceremony == nil || slices.ContainsFunc(p.Result.Ceremony.Steps, func(s contract.StepRecord) bool { return s.Check != nil }) {
 				t.Fatalf("result %+v", p.Result)
+			}
+		})
+	}
+}
+
+// TestSeveralEnabledTransitionsNeedAnOperator: the driver never takes the
+// first of several enabled transitions; it stops driving, leaves the
+// instance as it is and says so in the outcome, the journal and the reply.
+func TestSeveralEnabledTransitionsNeedAnOperator(t *testing.T) {
+	acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}}, reply{text: "An operator has to look."})
+	cer := &fakeCeremony{timeout: time.Hour, exit: 1, enabled: []string{"reproduced", "not_reproducible"}}
+	h := newCeremonyHarness(t, acts, cer)
+	req := debugReq("exec-1", "TestParse fails")
+	req.Approval = policy.ApproveAll
+	var ex outcome
+	var p Progress
+	h.update(UpdateExecute, "exec-1", req, &ex)
+	h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &outcome{})
+	h.progress(&p)
+	h.run()
+	ex.mustAccept(t, "execute")
+	if len(cer.transitions) != 0 {
+		t.Fatalf("transitions %+v: the driver took one of several", cer.transitions)
+	}
+	want := "needs_operator: 2 transitions are enabled from REPRODUCE (reproduced, not_reproducible)"
+	c := p.Result.Ceremony
+	if p.Result.Status != contract.Completed || c == nil || !c.Ended || c.Stopped != want || c.State != "REPRODUCE" {
+		t.Fatalf("result %+v ceremony %+v", p.Result, c)
+	}
+	if !slices.ContainsFunc(p.Events, func(e contract.Event) bool { return e.Type == contract.EventCeremonyStopped && e.Reason == want }) {
+		t.Fatalf("no ceremony.stopped event in %+v", p.Events)
+	}
+	if r := acts.recorded[len(acts.recorded)-1]; !strings.Contains(r.Message, "The ceremony needs an operator: 2 transitions are enabled") {
+		t.Fatalf("reply %s", r.Message)
+	}
+}
+
+// TestUnresolvedClaimNeedsAnOperator: a claim MADE refuses because the
+// step is held or closed under another claim stops the driver for an
+// operator instead of failing the execution.
+func TestUnresolvedClaimNeedsAnOperator(t *testing.T) {
+	acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}}, reply{text: "An operator has to look."})
+	cer := &fakeCeremony{timeout: time.Hour, exit: 1,
+		claimErr: temporal.NewNonRetryableApplicationError("step diagnose of x cannot be claimed and is not in progress under this claim", ErrTypeNeedsOperator, nil)}
+	h := newCeremonyHarness(t, acts, cer)
+	var ex outcome
+	var p Progress
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+	h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &outcome{})
+	h.progress(&p)
+	h.run()
+	c := p.Result.Ceremony
+	if p.Result.Status != contract.Completed || c == nil || !c.Ended || !strings.HasPrefix(c.Stopped, "needs_operator: step diagnose of x cannot be claimed") {
+		t.Fatalf("result %+v ceremony %+v", p.Result, c)
+	}
+}
+
+// TestStopCeremony: the person's stop cancels the open step and, for a
+// definition with the cancel trigger, ends the instance in CANCELLED; a
+// check waiting for approval is recorded as not approved; the next prompt
+// carries the stop note once. A stop that names another ceremony, or a
+// session with none, is refused.
+func TestStopCeremony(t *testing.T) {
+	for _, tt := range []struct{ version, state string }{{"2.1", "CANCELLED"}, {"2.0", "REPRODUCE"}} {
+		t.Run(tt.version, func(t *testing.T) {
+			acts := newScripted(reply{calls: []scriptCall{reproduceHandBack}}, reply{text: "Stopped, as asked."}, reply{text: "Hello."})
+			cer := &fakeCeremony{timeout: time.Hour, exit: 1, version: tt.version}
+			h := newCeremonyHarness(t, acts, cer)
+			var ex, wrong, stop, again, next, after outcome
+			var p1, p2 Progress
+			h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+			h.update(UpdateStopCeremony, "stop-0", StopCeremonyRequest{ExecutionID: "stop-0", InstanceID: "axlr-other"}, &wrong)
+			h.update(UpdateStopCeremony, "stop-1", StopCeremonyRequest{ExecutionID: "stop-1", Reason: "wrong approach"}, &stop)
+			h.progress(&p1)
+			h.update(UpdateStopCeremony, "stop-2", StopCeremonyRequest{ExecutionID: "stop-2"}, &again)
+			h.update(UpdateExecute, "exec-2", execReq("exec-2", "thanks", policy.ApproveNone, nil), &next)
+			h.progress(&p2)
+			h.update(UpdateExecute, "exec-3", execReq("exec-3", "hello", policy.ApproveNone, nil), &after)
+			h.run()
+			ex.mustAccept(t, "execute")
+			wrong.mustReject(t, "stop another ceremony", "stop ceremony: ceremony axlr-other is not the one running in session")
+			stop.mustAccept(t, "stop")
+			again.mustReject(t, "stop again", "stop ceremony: session "+sessionID+" runs no ceremony")
+			next.mustAccept(t, "next prompt")
+			after.mustAccept(t, "prompt after")
+			if len(cer.completed) != 1 || cer.completed[0].Status != "cancelled" {
+				t.Fatalf("completions %+v", cer.completed)
+			}
+			wantTransitions := 0
+			if tt.version == "2.1" {
+				wantTransitions = 1
+			}
+			if len(cer.transitions) != wantTransitions || (wantTransitions == 1 && cer.transitions[0].Trigger != ceremonies.CancelTrigger) {
+				t.Fatalf("transitions %+v", cer.transitions)
+			}
+			c := p1.Result.Ceremony
+			if p1.Result.Status != contract.Completed || c == nil || !c.Ended || c.State != tt.state ||
+				c.Stopped != "stopped_by_person: the person stopped the ceremony: wrong approach" {
+				t.Fatalf("stop result %+v ceremony %+v", p1.Result, c)
+			}
+			if tc := p1.Result.ToolCalls; len(tc) != 1 || tc[0].Tool != CheckTool || tc[0].Status != contract.CallDenied {
+				t.Fatalf("tool calls %+v", tc)
+			}
+			if n := strings.Count(strings.Join(acts.notes, "\n"), StoppedNote); n != 1 {
+				t.Fatalf("stop note %d times in %q", n, acts.notes)
+			}
+			if acts.requests[1].StepDone != nil || p2.Result.Ceremony != nil {
+				t.Fatalf("after the stop: step_done %+v, ceremony %+v", acts.requests[1].StepDone, p2.Result.Ceremony)
 			}
 		})
 	}

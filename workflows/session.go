@@ -27,6 +27,9 @@ const (
 	UpdateDecide = "decide"
 	// UpdateInterrupt stops the running execution.
 	UpdateInterrupt = "interrupt"
+	// UpdateStopCeremony stops the session's running ceremony for the
+	// person: StopCeremonyRequest, answered with Accepted.
+	UpdateStopCeremony = "stop-ceremony"
 	// QueryProgress returns the events of an execution from a cursor.
 	QueryProgress = "progress"
 	// QueryResult returns the session's last execution result.
@@ -164,6 +167,17 @@ type InterruptRequest struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
+// StopCeremonyRequest stops the ceremony it names: the update
+// UpdateStopCeremony. It runs as an execution that makes no model request.
+type StopCeremonyRequest struct {
+	// ExecutionID is chosen by the client and is also the update id.
+	ExecutionID string `json:"execution_id"`
+	// InstanceID names the ceremony to stop; the validator refuses any
+	// other. Empty stops the one running (axlr-tui always names it).
+	InstanceID string `json:"instance_id,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
 // Progress answers QueryProgress.
 type Progress struct {
 	ExecutionID string           `json:"execution_id"`
@@ -209,8 +223,9 @@ type SessionState struct {
 }
 
 type queuedRequest struct {
-	Execute *ExecuteRequest `json:"execute,omitempty"`
-	Decide  *DecideRequest  `json:"decide,omitempty"`
+	Execute *ExecuteRequest      `json:"execute,omitempty"`
+	Decide  *DecideRequest       `json:"decide,omitempty"`
+	Stop    *StopCeremonyRequest `json:"stop,omitempty"`
 }
 
 // BeginTurnInput opens the session if needed and appends the prompt.
@@ -462,6 +477,10 @@ func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: s.validateInterrupt}); err != nil {
 		return fmt.Errorf("register %s: %w", UpdateInterrupt, err)
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStopCeremony, s.stopCeremony,
+		workflow.UpdateHandlerOptions{Validator: s.validateStopCeremony}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateStopCeremony, err)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, s.progress); err != nil {
 		return fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
@@ -613,6 +632,50 @@ func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, 
 	return s.admit(req.ExecutionID, &queuedRequest{Decide: &req}), nil
 }
 
+func (s *sessionRun) validateStopCeremony(ctx workflow.Context, req StopCeremonyRequest) error {
+	if s.applied(req.ExecutionID) {
+		return nil
+	}
+	if strings.TrimSpace(req.ExecutionID) == "" {
+		return errors.New("stop ceremony: execution_id is empty")
+	}
+	c := s.st.Ceremony
+	if !c.Active() {
+		if c != nil && req.InstanceID == c.InstanceID {
+			return fmt.Errorf("stop ceremony: ceremony %s already ended (%s)", c.InstanceID, cmp.Or(c.Stopped, c.State))
+		}
+		return fmt.Errorf("stop ceremony: session %s runs no ceremony", s.st.Current())
+	}
+	if req.InstanceID != "" && req.InstanceID != c.InstanceID {
+		return fmt.Errorf("stop ceremony: ceremony %s is not the one running in session %s; %s is", req.InstanceID, s.st.Current(), c.InstanceID)
+	}
+	if err := s.busyError(); err != nil {
+		return err
+	}
+	if p := s.st.Pending; p != nil && p.Check == nil {
+		return fmt.Errorf("stop ceremony: session %s has call %s (%s) waiting for a decision: decide it first", s.st.Current(), p.Call.CallID, p.Call.Tool)
+	}
+	return nil
+}
+
+func (s *sessionRun) stopCeremony(ctx workflow.Context, req StopCeremonyRequest) (Accepted, error) {
+	return s.admit(req.ExecutionID, &queuedRequest{Stop: &req}), nil
+}
+
+// stop runs the person's stop: a check waiting for approval is recorded as
+// not approved, and the ceremony ends without a model request.
+func (s *sessionRun) stop(ctx workflow.Context, req *StopCeremonyRequest) error {
+	s.turn.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
+	if p := s.st.Pending; p != nil {
+		s.st.Pending = nil
+		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
+		if err := s.turn.Record(ctx, p.Call, contract.CallDenied, contract.Deny, stepReply{Step: s.st.Ceremony.Step, Error: "the person stopped the ceremony before approving the check command"}.text()); err != nil {
+			return err
+		}
+	}
+	return s.driver.StopByPerson(ctx, req.Reason, req.ExecutionID)
+}
+
 func (s *sessionRun) validateInterrupt(ctx workflow.Context, req InterruptRequest) error {
 	if !s.running && s.st.Queued == nil {
 		return fmt.Errorf("interrupt: session %s runs no execution", s.st.Current())
@@ -680,6 +743,8 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 		err = s.begin(turnCtx, q.Execute)
 	case q.Decide != nil:
 		err = s.resume(turnCtx, q.Decide)
+	case q.Stop != nil:
+		err = s.stop(turnCtx, q.Stop)
 	default:
 		err = errors.New("empty request")
 	}
@@ -713,6 +778,9 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		Root:        s.st.Root,
 		Mode:        req.Mode,
 	}); err != nil {
+		return err
+	}
+	if err := s.driver.StopNote(ctx); err != nil {
 		return err
 	}
 	switch {

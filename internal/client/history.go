@@ -411,11 +411,18 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 		}
 	case workflows.ActivityFinishExecution:
 		var r struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
+			Status   string                    `json:"status"`
+			Error    string                    `json:"error"`
+			Ceremony *contract.CeremonyOutcome `json:"ceremony"`
 		}
 		if dc.FromPayloads(out, &r) == nil {
-			return "", strings.TrimSpace(r.Status + " " + r.Error)
+			var detail string
+			if c := r.Ceremony; c != nil && c.Stopped != "" {
+				// A ceremony the driver stopped (an operator's to look at,
+				// the person's stop, a stall) shows where it stands.
+				detail = fmt.Sprintf("ceremony %s in %s, stopped: %s", c.InstanceID, c.State, c.Stopped)
+			}
+			return detail, strings.TrimSpace(r.Status + " " + r.Error)
 		}
 	}
 	return "", "completed"

@@ -92,6 +92,21 @@ func (c *Client) Decide(ctx context.Context, sessionID string, req workflows.Dec
 	return c.update(ctx, sessionID, req.ExecutionID, workflows.UpdateDecide, req)
 }
 
+// StopCeremony stops the ceremony a session runs, in a new execution that
+// makes no model request: its open step is cancelled and the instance ends
+// in CANCELLED. req.InstanceID names the ceremony (the session's last
+// result shows it); the workflow refuses a stop for any other. An empty
+// req.ExecutionID gets a new id.
+func (c *Client) StopCeremony(ctx context.Context, sessionID string, req workflows.StopCeremonyRequest) (Execution, error) {
+	var err error
+	if req.ExecutionID == "" {
+		if req.ExecutionID, err = session.NewID(); err != nil {
+			return Execution{}, fmt.Errorf("stop the ceremony of session %s: %w", sessionID, err)
+		}
+	}
+	return c.update(ctx, sessionID, req.ExecutionID, workflows.UpdateStopCeremony, req)
+}
+
 func (c *Client) update(ctx context.Context, sessionID, updateID, name string, arg any) (Execution, error) {
 	wid, err := c.FindSession(ctx, sessionID)
 	if err != nil {

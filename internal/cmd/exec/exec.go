@@ -45,6 +45,8 @@ type Client interface {
 	Execute(ctx context.Context, sessionID string, req workflows.ExecuteRequest) (client.Execution, error)
 	PendingCall(ctx context.Context, sessionID string) (*contract.PendingCall, error)
 	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
+	Result(ctx context.Context, sessionID string) (*contract.Result, error)
+	StopCeremony(ctx context.Context, sessionID string, req workflows.StopCeremonyRequest) (client.Execution, error)
 	Interrupt(ctx context.Context, ex client.Execution, reason string) error
 	Watch(ctx context.Context, ex client.Execution, w client.Watcher) (*contract.Result, error)
 	Close()
@@ -75,8 +77,10 @@ type ExecOptions struct {
 	// Decide is approve or deny; empty runs Prompt.
 	Decide string
 	// CallID is the call to decide (default: the session's pending call).
-	CallID     string
-	Reason     string
+	CallID string
+	// StopCeremony stops the session's ceremony.
+	StopCeremony bool
+	Reason       string
 	PolicyFile string
 	JSON       bool
 }
@@ -125,7 +129,8 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 	fl.StringVar(&opts.SessionID, "session", "", "session `ID` to continue, or to decide in")
 	fl.StringVar(&opts.Decide, "decide", "", "decide the pending call: approve or deny")
 	fl.StringVar(&opts.CallID, "call", "", "the call `ID` to decide (default: the pending one)")
-	fl.StringVar(&opts.Reason, "reason", "", "why, with --decide deny")
+	fl.BoolVar(&opts.StopCeremony, "stop-ceremony", false, "stop the ceremony the session runs (its instance ends CANCELLED)")
+	fl.StringVar(&opts.Reason, "reason", "", "why, with --decide deny or --stop-ceremony")
 	fl.StringVar(&opts.PolicyFile, "policy", "", "execution policy `FILE` (JSON)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the event lines and the result as JSON")
 	cmdutil.AddConnectionFlags(fl, &f.Conn)
@@ -140,6 +145,7 @@ session waits on, and print what came of it.
            [--approve none|local|all] [--session ID] [--policy FILE] [--json]
   axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
            [--policy FILE] [--json]
+  axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
 
 --exec takes the prompt as its value or as the first argument after the
 flags; --exec - reads it from standard input (up to %d MiB). Without
@@ -147,6 +153,11 @@ flags; --exec - reads it from standard input (up to %d MiB). Without
 
 --decide decides the call --call names or, without --call, the call the
 session's last result waits on; axlr-tui says on stderr which it decides.
+
+--stop-ceremony stops the ceremony the session runs (a /debug or /delivery
+step left open): the step is cancelled, the MADE instance ends CANCELLED,
+the session is back in normal mode and nothing in the workspace is rolled
+back. The next prompt tells the model not to resume it.
 
 Without --json, stdout is the answer and stderr the progress. With --json,
 stdout is one JSON line per event, then {"type":"result","result":{...}}.
@@ -201,6 +212,12 @@ func (o *ExecOptions) complete(isExec bool, prompt string, pos []string) error {
 	switch {
 	case isExec && o.Decide != "":
 		return cmdutil.FlagErrorf("--exec and --decide cannot be used together")
+	case o.StopCeremony && (isExec || o.Decide != ""):
+		return cmdutil.FlagErrorf("--stop-ceremony cannot be used with --exec or --decide")
+	case o.StopCeremony:
+		if o.SessionID == "" {
+			return cmdutil.FlagErrorf("--stop-ceremony needs --session ID")
+		}
 	case o.Decide != "":
 		if o.SessionID == "" {
 			return cmdutil.FlagErrorf("--decide needs --session ID")
@@ -219,7 +236,7 @@ func (o *ExecOptions) complete(isExec bool, prompt string, pos []string) error {
 			return cmdutil.FlagErrorf("--approve: %v", err)
 		}
 	default:
-		return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, result or history (see --help)")
+		return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, result or history (see --help)")
 	}
 	if o.SessionID != "" && !session.ValidID(o.SessionID) {
 		return cmdutil.FlagErrorf("--session %q is not a session id (a lowercase UUID)", o.SessionID)
@@ -234,6 +251,9 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	}
 	if opts.Decide != "" {
 		return decideRun(ctx, opts, pol)
+	}
+	if opts.StopCeremony {
+		return stopRun(ctx, opts)
 	}
 	req := workflows.ExecuteRequest{Prompt: opts.Prompt, Model: opts.Model, Mode: opts.Mode, Approval: policy.Approval(opts.Approve), Policy: pol}
 	if req.Prompt == "-" {
@@ -281,6 +301,26 @@ func decideRun(ctx context.Context, opts *ExecOptions, pol *policy.Policy) error
 	ex, err := c.Decide(ctx, opts.SessionID, workflows.DecideRequest{
 		CallID: call, Decision: contract.Decision(opts.Decide), Reason: opts.Reason, Policy: pol,
 	})
+	if err != nil {
+		return err
+	}
+	return watch(ctx, opts, c, ex)
+}
+
+// stopRun stops the ceremony the session's last result shows running,
+// naming it, and follows the stop to its result.
+func stopRun(ctx context.Context, opts *ExecOptions) error {
+	c, err := connect(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := workflows.StopCeremonyRequest{Reason: opts.Reason}
+	if r, err := c.Result(ctx, opts.SessionID); err == nil && r.Ceremony != nil && !r.Ceremony.Ended {
+		req.InstanceID = r.Ceremony.InstanceID
+		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: stopping ceremony %s (%s %s, state %s)\n", req.InstanceID, r.Ceremony.Definition, r.Ceremony.Version, r.Ceremony.State)
+	}
+	ex, err := c.StopCeremony(ctx, opts.SessionID, req)
 	if err != nil {
 		return err
 	}

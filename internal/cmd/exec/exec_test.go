@@ -59,6 +59,10 @@ func TestNewCmdExec(t *testing.T) {
 		{name: "decide", args: []string{"--session", sid, "--decide", "deny", "--call", "exec-1", "--reason", "not now", "--json"},
 			want: ExecOptions{SessionID: sid, Decide: "deny", CallID: "exec-1", Reason: "not now", JSON: true}},
 		{name: "decide without call", args: []string{"--decide=approve", "--session", sid}, want: ExecOptions{SessionID: sid, Decide: "approve"}},
+		{name: "stop ceremony", args: []string{"--session", sid, "--stop-ceremony", "--reason", "wrong approach"},
+			want: ExecOptions{SessionID: sid, StopCeremony: true, Reason: "wrong approach"}},
+		{name: "stop ceremony without session", args: []string{"--stop-ceremony"}, err: "--stop-ceremony needs --session ID"},
+		{name: "stop ceremony and exec", args: []string{"--exec", "x", "--stop-ceremony", "--session", sid}, err: "--stop-ceremony cannot be used with --exec or --decide"},
 		{name: "no prompt", args: []string{"--exec"}, err: "--exec needs a prompt"},
 		{name: "blank prompt", args: []string{"--exec", "  "}, err: "--exec needs a prompt"},
 		{name: "unknown mode", args: []string{"--exec", "x", "--mode", "review"}, err: `unknown mode "review"`},
@@ -93,7 +97,7 @@ func TestNewCmdExec(t *testing.T) {
 			}
 			want := defaults(tt.want)
 			flags := ExecOptions{Prompt: got.Prompt, Model: got.Model, Root: got.Root, Mode: got.Mode, Approve: got.Approve, SessionID: got.SessionID,
-				Decide: got.Decide, CallID: got.CallID, Reason: got.Reason, PolicyFile: got.PolicyFile, JSON: got.JSON}
+				Decide: got.Decide, CallID: got.CallID, StopCeremony: got.StopCeremony, Reason: got.Reason, PolicyFile: got.PolicyFile, JSON: got.JSON}
 			if !reflect.DeepEqual(flags, want) {
 				t.Errorf("options\n%+v\nwant\n%+v", flags, want)
 			}
@@ -145,6 +149,9 @@ type fakeClient struct {
 	started     []workflows.ExecuteRequest
 	executed    []string // session ids
 	decided     []workflows.DecideRequest
+	stopped     []workflows.StopCeremonyRequest
+	// last is the session's last result, for Result.
+	last *contract.Result
 	interrupts  []interruptCall
 	interrupted chan struct{}
 	watched     client.Execution
@@ -188,6 +195,21 @@ func (f *fakeClient) Decide(_ context.Context, sessionID string, req workflows.D
 		f.t.Errorf("decide in session %s", sessionID)
 	}
 	f.decided = append(f.decided, req)
+	return execution, f.refuse
+}
+
+func (f *fakeClient) Result(_ context.Context, sessionID string) (*contract.Result, error) {
+	if f.last == nil {
+		return nil, fmt.Errorf("session %s has no execution result yet", sessionID)
+	}
+	return f.last, nil
+}
+
+func (f *fakeClient) StopCeremony(_ context.Context, sessionID string, req workflows.StopCeremonyRequest) (client.Execution, error) {
+	if sessionID != sid {
+		f.t.Errorf("stop in session %s", sessionID)
+	}
+	f.stopped = append(f.stopped, req)
 	return execution, f.refuse
 }
 
@@ -343,6 +365,21 @@ func TestExecRun(t *testing.T) {
 					t.Errorf("decided %+v", f.decided)
 				}
 			},
+		},
+		{
+			name: "stop ceremony names it", opts: ExecOptions{SessionID: sid, StopCeremony: true, Reason: "wrong approach"},
+			fake: &fakeClient{result: completed, last: &contract.Result{Ceremony: &contract.CeremonyOutcome{InstanceID: "axlr-x-1", Definition: "axlr_debug", Version: "2.1", State: "REPRODUCE"}}},
+			stdout: "a.txt holds one line.\n", stderr: "axlr-tui: stopping ceremony axlr-x-1 (axlr_debug 2.1, state REPRODUCE)\n",
+			check: func(t *testing.T, f *fakeClient) {
+				if len(f.stopped) != 1 || f.stopped[0] != (workflows.StopCeremonyRequest{InstanceID: "axlr-x-1", Reason: "wrong approach"}) {
+					t.Errorf("stopped %+v", f.stopped)
+				}
+			},
+		},
+		{
+			name: "stop refused", opts: ExecOptions{SessionID: sid, StopCeremony: true},
+			fake: &fakeClient{refuse: &client.RefusedError{Message: "stop ceremony: session " + sid + " runs no ceremony"}},
+			code: 1, stderr: "axlr-tui: stop ceremony: session " + sid + " runs no ceremony\n",
 		},
 		{
 			name: "decision refused", opts: ExecOptions{SessionID: sid, Decide: "approve", CallID: "exec-9"},
