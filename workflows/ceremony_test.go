@@ -35,8 +35,8 @@ type fakeCeremony struct {
 	timeout time.Duration
 	// exit is what every check exits with, unless ending names another
 	// end: "timeout" or "start".
-	exit        int
-	ending      string
+	exit   int
+	ending string
 	// version of the definition (2.0 when empty); enabled, when set, is
 	// what a completion enables; claimErr fails every claim.
 	version     string

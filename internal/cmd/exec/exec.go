@@ -81,8 +81,8 @@ type ExecOptions struct {
 	// StopCeremony stops the session's ceremony.
 	StopCeremony bool
 	Reason       string
-	PolicyFile string
-	JSON       bool
+	PolicyFile   string
+	JSON         bool
 }
 
 // NewCmdExec returns the command of --exec and --decide. It parses and

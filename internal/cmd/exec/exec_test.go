@@ -145,13 +145,13 @@ type fakeClient struct {
 	// "cancel" (when its context ends) or empty.
 	watchUntil string
 
-	mu          sync.Mutex
-	started     []workflows.ExecuteRequest
-	executed    []string // session ids
-	decided     []workflows.DecideRequest
-	stopped     []workflows.StopCeremonyRequest
+	mu       sync.Mutex
+	started  []workflows.ExecuteRequest
+	executed []string // session ids
+	decided  []workflows.DecideRequest
+	stopped  []workflows.StopCeremonyRequest
 	// last is the session's last result, for Result.
-	last *contract.Result
+	last        *contract.Result
 	interrupts  []interruptCall
 	interrupted chan struct{}
 	watched     client.Execution
@@ -368,7 +368,7 @@ func TestExecRun(t *testing.T) {
 		},
 		{
 			name: "stop ceremony names it", opts: ExecOptions{SessionID: sid, StopCeremony: true, Reason: "wrong approach"},
-			fake: &fakeClient{result: completed, last: &contract.Result{Ceremony: &contract.CeremonyOutcome{InstanceID: "axlr-x-1", Definition: "axlr_debug", Version: "2.1", State: "REPRODUCE"}}},
+			fake:   &fakeClient{result: completed, last: &contract.Result{Ceremony: &contract.CeremonyOutcome{InstanceID: "axlr-x-1", Definition: "axlr_debug", Version: "2.1", State: "REPRODUCE"}}},
 			stdout: "a.txt holds one line.\n", stderr: "axlr-tui: stopping ceremony axlr-x-1 (axlr_debug 2.1, state REPRODUCE)\n",
 			check: func(t *testing.T, f *fakeClient) {
 				if len(f.stopped) != 1 || f.stopped[0] != (workflows.StopCeremonyRequest{InstanceID: "axlr-x-1", Reason: "wrong approach"}) {
