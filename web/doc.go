@@ -26,7 +26,8 @@
 //     travels to another host.
 //   - No ambient credentials: no cookie jar, no proxy from the environment,
 //     no netrc, no client certificates, and no Authorization header; a URL
-//     with user information is refused.
+//     with user information is refused, and a redirected request carries no
+//     Referer.
 //   - Bounded: one time limit covers a whole call (Options.Timeout, default
 //     30s), at most Options.MaxBytes of a response body are read (default
 //     1 MiB, after decompression), response headers are capped at 64 KiB.

@@ -169,7 +169,8 @@ func (e *redirectError) Error() string {
 
 // followRedirect is web_fetch's redirect policy: at most maxRedirects hops,
 // each to an http or https URL without user information. The dial of each
-// hop checks its address.
+// hop checks its address. The Referer net/http adds is removed, so that no
+// hop learns the URL of the one before.
 func followRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return &redirectError{tooMany: true, location: req.URL.Redacted()}
@@ -177,6 +178,7 @@ func followRedirect(req *http.Request, via []*http.Request) error {
 	if p := urlProblem(req.URL); p != "" {
 		return &redirectError{location: req.URL.Redacted(), reason: p}
 	}
+	req.Header.Del("Referer")
 	return nil
 }
 
