@@ -107,7 +107,7 @@ func TestList(t *testing.T) {
 			}
 
 			// The wildcard: every advertised tool, the unofferable ones skipped.
-			want := []string{pluginstest.ToolEcho, pluginstest.ToolEnv, pluginstest.ToolFail, pluginstest.ToolSleep, pluginstest.ToolExit,
+			want := []string{pluginstest.ToolEcho, pluginstest.ToolEnv, pluginstest.ToolFail, pluginstest.ToolSleep, pluginstest.ToolExit, pluginstest.ToolPID,
 				pluginstest.ToolDotted, pluginstest.ToolSecret, pluginstest.ToolLongDescription}
 			if got := names(ls[1]); !sameSet(got, want) {
 				t.Errorf("everything offers %v, want %v", got, want)

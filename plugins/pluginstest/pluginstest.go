@@ -42,6 +42,9 @@ const (
 	ToolSleep = "sleep"
 	// ToolExit ends the server's process in the middle of the call (stdio).
 	ToolExit = "exit"
+	// ToolPID returns the server's process id as structured content
+	// {"pid": …}.
+	ToolPID = "pid"
 	// ToolDotted has a '.' in its name, which a model's function name
 	// cannot hold.
 	ToolDotted = "notes.search"
@@ -96,6 +99,10 @@ type envOut struct {
 	Env []string `json:"env"`
 }
 
+type pidOut struct {
+	PID int `json:"pid"`
+}
+
 type none struct{}
 
 // NewServer returns a server with the tools above.
@@ -124,6 +131,10 @@ func NewServer() *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 			os.Exit(0)
 			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolPID, Description: "Reports the server's process id."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, pidOut, error) {
+			return nil, pidOut{PID: os.Getpid()}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolDotted, Description: "Has a dot in its name."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
