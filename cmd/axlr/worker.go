@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/tools"
 )
 
@@ -36,6 +37,7 @@ const (
 )
 
 const usage = `usage: axlr --root DIR --profile trusted-local [--env KEY=VALUE]...
+            [--plugin /ABS/MANIFEST.json]... [--plugin-env ID:KEY=VALUE]...
 
 axlr reads one JSON request on stdin, runs one workspace tool and writes one
 JSON response on stdout:
@@ -46,8 +48,17 @@ JSON response on stdout:
 they get no variable at all, not even PATH or HOME, so that a bare program
 name is not found; pass --env PATH=... or name the program by its path.
 
-Tools: read, write, edit, exec, search, list (plugins.list and plugins.call
-answer plugins_unavailable: MCP plugins are not supported yet).
+Tools: read, write, edit, exec, search, list, and for MCP plugins
+plugins.list (arguments {}) and plugins.call (plugin_id, tool_name and an
+arguments object). --plugin names a version 1 manifest by its absolute path;
+--plugin-env values of a stdio plugin are the complete environment of its
+server (none without them). plugins.list fails if any plugin's server is
+unavailable; a call is limited to a tool the manifest allows and the server
+advertises (else unknown_plugin or unknown_plugin_tool, rejected). A
+server's error result is a completed call with is_error true; a server that
+cannot be reached is plugins_unavailable, failed, and a call is never
+retried. Plugin sessions close after the response. Without --plugin both
+answer plugins_unavailable, rejected.
 
 Exit codes: 0 for a valid protocol request whatever the operation's outcome;
 2 for malformed protocol input (an unknown, missing or mistyped field or
@@ -85,7 +96,8 @@ type responseError struct {
 	Message string `json:"message"`
 }
 
-// caller runs one tool; *tools.Workspace is the one the worker uses.
+// caller runs one tool: a *tools.Workspace, which the worker wraps in
+// withPlugins.
 type caller interface {
 	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
 }
@@ -96,6 +108,8 @@ type config struct {
 	// env is the complete environment of exec children, the --env values:
 	// empty, not nil, without --env.
 	env []string
+	// plugins are the --plugin manifests with their --plugin-env values.
+	plugins []plugins.Plugin
 }
 
 // run is the worker: flags in args, the request on stdin, the response on
@@ -119,6 +133,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitFatal
 	}
 	defer ws.Close()
+	// Plugin children write to stderr too.
+	stderr = &syncWriter{w: stderr}
+	c := withPlugins{caller: ws}
+	if len(cfg.plugins) > 0 {
+		if c.set, err = plugins.NewSet(cfg.plugins, plugins.Options{Stderr: stderr}); err != nil {
+			fmt.Fprintf(stderr, "axlr: %v\n", err)
+			return exitFatal
+		}
+		// Sessions close after the one response.
+		defer func() {
+			if err := c.set.Close(); err != nil {
+				fmt.Fprintf(stderr, "axlr: %v\n", err)
+			}
+		}()
+	}
 
 	body, err := io.ReadAll(io.LimitReader(stdin, maxRequestBytes+1))
 	if err != nil {
@@ -134,7 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	)
 	if rejection != nil {
 		terr, code = rejection, exitMalformed
-	} else if out, terr = dispatch(ctx, ws, req); terr != nil && terr.Malformed() {
+	} else if out, terr = dispatch(ctx, c, req); terr != nil && terr.Malformed() {
 		// Arguments without the tool's shape are malformed protocol input.
 		code = exitMalformed
 	}
@@ -161,15 +190,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	// Errors are reported once, by run; only -h prints the usage.
 	fs.SetOutput(io.Discard)
 	var (
-		cfg                      config
-		prof                     string
-		env, plugins, pluginEnvs stringList
+		cfg                        config
+		prof                       string
+		env, manifests, pluginEnvs stringList
 	)
 	fs.StringVar(&cfg.root, "root", "", "workspace directory (required)")
 	fs.StringVar(&prof, "profile", "", "execution profile; must be trusted-local")
 	fs.Var(&env, "env", "KEY=VALUE of the exec environment; repeatable; the complete environment (none without --env)")
-	fs.Var(&plugins, "plugin", "MCP plugin manifest (not supported yet: refused)")
-	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE for a plugin (not supported yet: refused)")
+	fs.Var(&manifests, "plugin", "absolute path of an MCP plugin manifest (version 1); repeatable")
+	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE of the environment of stdio plugin ID; repeatable; the complete environment (none without it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usage)
@@ -181,10 +210,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case fs.NArg() > 0:
 		return config{}, fmt.Errorf("unexpected argument %q: the request is read from stdin", fs.Arg(0))
-	case len(plugins) > 0:
-		return config{}, fmt.Errorf("--plugin %s: MCP plugins are not supported yet", plugins[0])
-	case len(pluginEnvs) > 0:
-		return config{}, errors.New("--plugin-env: MCP plugins are not supported yet")
 	case cfg.root == "":
 		return config{}, errors.New("--root is required: the workspace directory")
 	case prof != profile:
@@ -196,6 +221,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 	cfg.env = append([]string{}, env...)
+	var err error
+	if cfg.plugins, err = parsePlugins(manifests, pluginEnvs); err != nil {
+		return config{}, err
+	}
 	return cfg, nil
 }
 
@@ -255,6 +284,11 @@ func parseRequest(body []byte) (request, *tools.Error) {
 	if len(args) == 0 || args[0] != '{' {
 		return reject("arguments must be a JSON object")
 	}
+	if tool == pluginsList || tool == pluginsCall {
+		if err := checkPluginArgs(tool, args); err != nil {
+			return reject("%v", err)
+		}
+	}
 	req.Arguments = args
 	return req, nil
 }
@@ -270,10 +304,6 @@ func clip(s string) string {
 
 // dispatch runs the request's tool.
 func dispatch(ctx context.Context, c caller, req request) (json.RawMessage, *tools.Error) {
-	if req.Tool == pluginsList || req.Tool == pluginsCall {
-		return nil, &tools.Error{Code: codePluginsUnavailable,
-			Message: "MCP plugins are not supported yet: this worker registers no plugin, so " + req.Tool + " is unavailable"}
-	}
 	out, err := c.Call(ctx, req.Tool, req.Arguments)
 	if err != nil {
 		var terr *tools.Error
@@ -285,9 +315,11 @@ func dispatch(ctx context.Context, c caller, req request) (json.RawMessage, *too
 	return out, nil
 }
 
-// status is the protocol status of a failed operation.
+// status is the protocol status of a failed operation: a plugin call
+// refused before any server was asked is rejected; a server that cannot
+// be reached (plugins_unavailable) failed.
 func status(err *tools.Error) string {
-	if err.Code == codePluginsUnavailable {
+	if err == errNoPlugins || err.Code == codeUnknownPlugin || err.Code == codeUnknownPluginTool {
 		return tools.StatusRejected
 	}
 	return err.Status()

@@ -126,8 +126,8 @@ func TestRunTools(t *testing.T) {
 		{"argument rejection", "read", map[string]any{"path": "/etc/passwd"}, "rejected", tools.CodeInvalidRequest, `path "/etc/passwd" is absolute`},
 		{"limit over its maximum", "exec", map[string]any{"program": "true", "timeout_ms": 600000}, "rejected", tools.CodeInvalidArguments, "timeout_ms 600000 exceeds the 300000 ms limit"},
 		{"timeout", "exec", map[string]any{"program": "sleep", "args": []string{"5"}, "timeout_ms": 20}, "timed_out", tools.CodeTimeout, "did not finish within 20 ms"},
-		{"plugins.list", "plugins.list", map[string]any{}, "rejected", codePluginsUnavailable, "MCP plugins are not supported yet"},
-		{"plugins.call", "plugins.call", map[string]any{"plugin_id": "p", "tool_name": "t", "arguments": map[string]any{}}, "rejected", codePluginsUnavailable, "MCP plugins are not supported yet"},
+		{"plugins.list", "plugins.list", map[string]any{}, "rejected", codePluginsUnavailable, "no plugin is registered: pass --plugin /absolute/path/manifest.json"},
+		{"plugins.call", "plugins.call", map[string]any{"plugin_id": "p", "tool_name": "t", "arguments": map[string]any{}}, "rejected", codePluginsUnavailable, "no plugin is registered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,8 +291,8 @@ func TestRunFlags(t *testing.T) {
 		{"root is a file", []string{"--root", file, "--profile", "trusted-local"}, exitFatal, "not a directory"},
 		{"profile missing", []string{"--root", dir}, exitFatal, `--profile "" is not supported: pass --profile trusted-local`},
 		{"other profile", []string{"--root", dir, "--profile", "sandboxed"}, exitFatal, `--profile "sandboxed" is not supported`},
-		{"plugin", []string{"--root", dir, "--profile", "trusted-local", "--plugin", "/etc/axlr/p.json"}, exitFatal, "--plugin /etc/axlr/p.json: MCP plugins are not supported yet"},
-		{"plugin-env", []string{"--root", dir, "--profile", "trusted-local", "--plugin-env", "p:K=V"}, exitFatal, "--plugin-env: MCP plugins are not supported yet"},
+		{"plugin", []string{"--root", dir, "--profile", "trusted-local", "--plugin", "/etc/axlr/p.json"}, exitFatal, "--plugin: plugin manifest /etc/axlr/p.json: no such file or directory"},
+		{"plugin-env", []string{"--root", dir, "--profile", "trusted-local", "--plugin-env", "p:K=V"}, exitFatal, `--plugin-env "p:K=V": no --plugin has id p`},
 		{"env without =", []string{"--root", dir, "--profile", "trusted-local", "--env", "NOVALUE"}, exitFatal, `--env "NOVALUE": want KEY=VALUE`},
 		{"env without key", []string{"--root", dir, "--profile", "trusted-local", "--env", "=v"}, exitFatal, `--env "=v": want KEY=VALUE`},
 		{"argument", []string{"--root", dir, "--profile", "trusted-local", "request.json"}, exitFatal, `unexpected argument "request.json"`},
