@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -385,5 +387,23 @@ func TestFetchNetworkErrors(t *testing.T) {
 		if strings.Count(e.Message, tt.url) != 1 {
 			t.Errorf("message %q repeats the URL", e.Message)
 		}
+	}
+}
+
+// TestNewRefusesLocalServer: the production Tools, over the system's
+// resolver, refuse a server on this machine by name and by address.
+func TestNewRefusesLocalServer(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the local server was reached: %s", r.URL)
+	}))
+	defer s.Close()
+	_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
+	tl, err := New(Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://localhost:" + port + "/", s.URL + "/", "http://[::ffff:127.0.0.1]:" + port + "/"} {
+		e := callErr(t, tl, Fetch, `{"url": "`+u+`"}`, CodeForbiddenAddress)
+		contains(t, "message", e.Message, "loopback")
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -185,7 +186,7 @@ func parseDuckDuckGo(body []byte) ([]hit, *Error) {
 	}
 	var hits []hit
 	if a.AbstractText != "" || a.AbstractURL != "" {
-		hits = append(hits, hit{Title: plainText(cmpOr(a.Heading, a.AbstractSource)), URL: a.AbstractURL, Snippet: plainText(a.AbstractText)})
+		hits = append(hits, hit{Title: plainText(cmp.Or(a.Heading, a.AbstractSource)), URL: a.AbstractURL, Snippet: plainText(a.AbstractText)})
 	}
 	var answer string
 	if json.Unmarshal(a.Answer, &answer) == nil && answer != "" {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,23 +123,15 @@ func newTools(opts Options, n network) (*Tools, error) {
 		return nil, err
 	}
 	t := &Tools{
-		timeout:   cmpOr(opts.Timeout, DefaultTimeout),
-		maxBytes:  cmpOr(opts.MaxBytes, DefaultMaxBytes),
+		timeout:   cmp.Or(opts.Timeout, DefaultTimeout),
+		maxBytes:  cmp.Or(opts.MaxBytes, DefaultMaxBytes),
 		braveKey:  opts.BraveKey,
-		userAgent: cmpOr(opts.UserAgent, DefaultUserAgent),
+		userAgent: cmp.Or(opts.UserAgent, DefaultUserAgent),
 	}
 	tr := n.transport()
 	t.fetch = &http.Client{Transport: tr, CheckRedirect: followRedirect}
 	t.api = &http.Client{Transport: tr, CheckRedirect: refuseRedirect}
 	return t, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Engine returns the search engine web_search uses: EngineBrave with a key,
