@@ -204,6 +204,10 @@ type ProgressQuery struct {
 type SessionState struct {
 	TurnState
 	Mode string `json:"mode,omitempty"`
+	// NotedMode is the work mode the model was last told of (empty:
+	// normal), and ModeNotes counts those notes for their keys.
+	NotedMode string `json:"noted_mode,omitempty"`
+	ModeNotes int    `json:"mode_notes,omitempty"`
 	// Execution is the current or last execution.
 	Execution *ExecutionState `json:"execution,omitempty"`
 	// Ceremony is the session's ceremony (--mode debug, delivery): the one
@@ -400,9 +404,38 @@ type PendingRef struct {
 	Check *ceremonies.CheckCommand `json:"check,omitempty"`
 }
 
-// SupportedModes are the work modes an execution may ask for: normal and
-// each ceremony's.
-var SupportedModes = append([]string{"normal"}, ceremonies.Modes()...)
+// SupportedModes are the modes an execution may ask for: the work modes
+// (normal, review, writer, research) and each ceremony's.
+var SupportedModes = append([]string{"normal", "review", "writer", "research"}, ceremonies.Modes()...)
+
+// ceremonyMode reports whether a mode runs a ceremony.
+func ceremonyMode(mode string) bool {
+	_, ok := ceremonies.ForMode(mode)
+	return ok
+}
+
+// modeNotes are the console notes that tell the model the work mode it is
+// in, appended to the prompt when the mode changes: the system prompt
+// names nothing that changes, so a provider's prompt cache survives.
+var modeNotes = map[policy.Mode]string{
+	policy.Normal:   "[AXLR] Work mode normal: the usual tools, as the approval level allows.",
+	policy.Review:   "[AXLR] Work mode review: read and report. You cannot change files (the write tools are not offered), and every command asks the person first.",
+	policy.Writer:   "[AXLR] Work mode writer: you write documents only (.md, .mdx, .txt, .rst, or a file under docs/); any other write is refused, and every command asks the person first.",
+	policy.Research: "[AXLR] Work mode research: find things out and write them down. You write documents only (.md, .mdx, .txt, .rst, or a file under docs/), and every command asks the person first.",
+}
+
+// modeNote tells the model its work mode when it changes from the last
+// prompt's. A session that never left normal gets no note.
+func (s *sessionRun) modeNote(ctx workflow.Context) error {
+	mode := policy.WorkMode(s.st.Mode)
+	noted := policy.WorkMode(s.st.NotedMode)
+	if mode == noted {
+		return nil
+	}
+	s.st.NotedMode = string(mode)
+	s.st.ModeNotes++
+	return s.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("mode:%d:%s", s.st.ModeNotes, mode), modeNotes[mode])
+}
 
 // LocalTools are the workspace tools offered to the model.
 var LocalTools = []string{"local_read", "local_write", "local_edit", "local_exec", "local_search", "local_list"}
@@ -456,7 +489,7 @@ func newSessionRun(in SessionInput) *sessionRun {
 	} else {
 		s.st = SessionState{TurnState: newTurnState(in.SessionID)}
 	}
-	s.turn = &Turn{st: &s.st.TurnState, j: &s.st.Journal}
+	s.turn = &Turn{st: &s.st.TurnState, j: &s.st.Journal, mode: &s.st.Mode}
 	s.driver = &Driver{slot: &s.st.Ceremony, t: s.turn, mode: &s.st.Mode}
 	s.turn.hooks = s.driver
 	return s
@@ -783,13 +816,16 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	if err := s.driver.StopNote(ctx); err != nil {
 		return err
 	}
+	if err := s.modeNote(ctx); err != nil {
+		return err
+	}
 	switch {
 	case s.driver.Active():
 		// Any prompt continues the open step.
 		if err := s.driver.Continue(ctx, req.ExecutionID); err != nil {
 			return err
 		}
-	case s.st.Mode != "normal":
+	case ceremonyMode(s.st.Mode):
 		if err := s.driver.Start(ctx, s.st.Mode, req.Prompt, req.ExecutionID); err != nil {
 			return err
 		}

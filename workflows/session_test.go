@@ -397,7 +397,7 @@ func TestExecuteValidation(t *testing.T) {
 		want string
 	}{
 		{"empty prompt", execReq("e", " ", policy.ApproveNone, nil), "the prompt is empty"},
-		{"unknown mode", ExecuteRequest{ExecutionID: "e", Prompt: "x", Root: "/w", Mode: "review", Approval: policy.ApproveNone}, `unknown mode "review"`},
+		{"unknown mode", ExecuteRequest{ExecutionID: "e", Prompt: "x", Root: "/w", Mode: "Review", Approval: policy.ApproveNone}, `unknown mode "Review"`},
 		{"unknown approval", ExecuteRequest{ExecutionID: "e", Prompt: "x", Root: "/w", Mode: "normal", Approval: "some"}, `unknown approval level "some"`},
 		{"bad policy", execReq("e", "x", policy.ApproveNone, &policy.Policy{Level: "yolo"}), `unknown level "yolo"`},
 		{"relative root", ExecuteRequest{ExecutionID: "e", Prompt: "x", Root: "app", Mode: "normal", Approval: policy.ApproveNone}, "not an absolute path"},

@@ -38,7 +38,8 @@ type TaskInput struct {
 	Prompt string `json:"prompt"`
 	// Model, empty: settings.json's.
 	Model string `json:"model,omitempty"`
-	// Mode is normal (the default) or a ceremony's mode.
+	// Mode is normal (the default), a work mode (review, writer,
+	// research) or a ceremony's mode.
 	Mode string `json:"mode,omitempty"`
 	// Policy narrows the task's tools; the approval level is local: the
 	// workspace's tools run without asking, the destructive list still asks,
@@ -135,7 +136,7 @@ func newTaskRun(in TaskInput) *taskRun {
 		Execution: ExecutionState{ID: in.ExecutionID, Sessions: []string{in.SessionID}},
 	}
 	r.st.Root, r.st.Policy, r.st.Approval = in.Root, in.Policy, policy.ApproveLocal
-	r.turn = &Turn{st: &r.st.TurnState, exec: &r.st.Execution, j: &r.st.Journal}
+	r.turn = &Turn{st: &r.st.TurnState, exec: &r.st.Execution, j: &r.st.Journal, mode: &r.st.Mode}
 	r.driver = &Driver{slot: &r.st.Ceremony, t: r.turn, mode: &r.st.Mode, approved: in.ApprovedChecks}
 	r.turn.hooks = r.driver
 	return r
@@ -167,7 +168,7 @@ func (r *taskRun) run(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if r.st.Mode != "normal" {
+	if ceremonyMode(r.st.Mode) {
 		if err := r.driver.Start(ctx, r.st.Mode, r.in.Prompt, r.in.ExecutionID); err != nil {
 			return err
 		}

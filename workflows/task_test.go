@@ -169,8 +169,8 @@ func TestTaskRefusesBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `task: root "app" is not an absolute path`) {
 		t.Fatalf("error %v", err)
 	}
-	in = taskInput("review")
-	if _, err := taskEnv(t, newScripted(), nil, in, nil); err == nil || !strings.Contains(err.Error(), `unknown mode "review"`) {
+	in = taskInput("revisar")
+	if _, err := taskEnv(t, newScripted(), nil, in, nil); err == nil || !strings.Contains(err.Error(), `unknown mode "revisar"`) {
 		t.Fatalf("error %v", err)
 	}
 }

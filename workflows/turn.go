@@ -161,6 +161,17 @@ type Turn struct {
 	exec  *ExecutionState
 	hooks TurnHooks
 	j     *Journal
+	// mode is the host's mode: its work mode (review, writer, research)
+	// decides calls with the policy; a ceremony's mode works as normal.
+	mode *string
+}
+
+// workMode is the work mode the turn decides with.
+func (t *Turn) workMode() policy.Mode {
+	if t.mode == nil {
+		return policy.Normal
+	}
+	return policy.WorkMode(*t.mode)
 }
 
 // Current is the session the turn works in now.
@@ -244,7 +255,7 @@ func (t *Turn) Run(ctx workflow.Context, queue []ModelCall) error {
 func (t *Turn) offer() Offer {
 	var tools []string
 	for _, name := range LocalTools {
-		if policy.Offered(t.st.Policy, name) {
+		if policy.Offered(t.st.Policy, name) && policy.OfferedInMode(t.workMode(), name) {
 			tools = append(tools, name)
 		}
 	}
@@ -322,15 +333,24 @@ func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) e
 		Policy:   t.st.Policy,
 		Approval: t.st.Approval,
 		Settings: t.st.Snapshot.Settings,
+		Mode:     t.workMode(),
 		Call:     policy.Call{Tool: c.Tool, Args: c.Args},
 	})
 	switch d.Verdict {
 	case policy.Forbid:
+		if forbidden, _ := policy.ModeForbidden(t.workMode(), policy.Call{Tool: c.Tool, Args: c.Args}); forbidden && !policyForbids(t.st.Policy, c) {
+			return t.Record(ctx, c, contract.CallForbidden, "", "refused by the work mode: "+d.Reason)
+		}
 		return t.Record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+d.Reason)
 	case policy.Ask:
 		return t.Wait(PendingState{Call: c, Queue: slices.Clone(rest), Reason: d.Reason}, c.Tool, c.Preview)
 	}
 	return t.runTool(ctx, c, contract.AutoApprove)
+}
+
+func policyForbids(p *policy.Policy, c ModelCall) bool {
+	forbidden, _ := policy.Forbidden(p, policy.Call{Tool: c.Tool, Args: c.Args})
+	return forbidden
 }
 
 // Wait makes a call wait for the person's decision: the turn ends with

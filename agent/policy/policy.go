@@ -5,9 +5,11 @@
 //
 // The chain, for one call:
 //
-//  1. the execution's policy forbids (deny rule, allow list, level): the call
-//     is refused outside the model;
-//  2. the destructive list (approvals.always_ask) asks, under every level;
+//  1. the execution's policy forbids (deny rule, allow list, level), or the
+//     work mode does (review changes no file, writer and research write
+//     only documents): the call is refused outside the model;
+//  2. the destructive list (approvals.always_ask) asks, under every level,
+//     and so does every command in review, writer and research;
 //  3. act-with-approval asks for every call that is not a read;
 //  4. reads are approved;
 //  5. the settings approve (approvals.autonomous, approvals.allowed);
@@ -219,7 +221,9 @@ type Input struct {
 	Policy   *Policy
 	Approval Approval
 	Settings Settings
-	Call     Call
+	// Mode is the work mode; empty is normal.
+	Mode Mode
+	Call Call
 }
 
 // Decide runs the whole chain for one call.
@@ -227,8 +231,15 @@ func Decide(in Input) Decision {
 	if forbidden, reason := Forbidden(in.Policy, in.Call); forbidden {
 		return Decision{Verdict: Forbid, Reason: reason}
 	}
+	mode := WorkMode(string(in.Mode))
+	if forbidden, reason := ModeForbidden(mode, in.Call); forbidden {
+		return Decision{Verdict: Forbid, Reason: reason}
+	}
 	if reason, ok := DestructiveReason(in.Settings.AlwaysAsk, in.Call); ok {
 		return Decision{Verdict: Ask, Reason: reason}
+	}
+	if modeAsks(mode, in.Call) {
+		return Decision{Verdict: Ask, Reason: string(mode) + " mode asks before every command"}
 	}
 	class := ClassOf(in.Call.Tool)
 	if in.Policy != nil && in.Policy.Level == ActWithApproval && class != ClassRead {

@@ -141,7 +141,8 @@ func long() string {
 	return fmt.Sprintf(`Run a prompt as one durable execution in axlrd, or decide the call a
 session waits on, and print what came of it.
 
-  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR] [--mode normal|debug|delivery]
+  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR]
+           [--mode normal|review|writer|research|debug|delivery]
            [--approve none|local|all] [--session ID] [--policy FILE] [--json]
   axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
            [--policy FILE] [--json]

@@ -65,7 +65,7 @@ func TestNewCmdExec(t *testing.T) {
 		{name: "stop ceremony and exec", args: []string{"--exec", "x", "--stop-ceremony", "--session", sid}, err: "--stop-ceremony cannot be used with --exec or --decide"},
 		{name: "no prompt", args: []string{"--exec"}, err: "--exec needs a prompt"},
 		{name: "blank prompt", args: []string{"--exec", "  "}, err: "--exec needs a prompt"},
-		{name: "unknown mode", args: []string{"--exec", "x", "--mode", "review"}, err: `unknown mode "review"`},
+		{name: "unknown mode", args: []string{"--exec", "x", "--mode", "Review"}, err: `unknown mode "Review"`},
 		{name: "ceremony mode", args: []string{"--exec", "--mode", "debug", "TestParse fails"}, want: ExecOptions{Prompt: "TestParse fails", Mode: "debug"}},
 		{name: "bad approval", args: []string{"--exec", "x", "--approve", "most"}, err: `unknown approval level "most"`},
 		{name: "decide without session", args: []string{"--decide", "approve"}, err: "--decide needs --session ID"},
