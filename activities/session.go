@@ -263,6 +263,7 @@ func (a *Session) responseResult(ev session.Event, compact bool) (workflows.Mode
 	res := workflows.ModelRequestResult{
 		Revision:     ev.Seq + 1,
 		Text:         cutUTF8(d.Message.Content, workflows.TextLimit),
+		Reasoning:    cutUTF8(d.Message.Reasoning, workflows.TextLimit),
 		FinishReason: d.FinishReason,
 	}
 	if d.Usage != nil {

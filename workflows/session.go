@@ -293,7 +293,10 @@ type ModelRequestResult struct {
 	ContextFull bool `json:"context_full,omitempty"`
 	// Text is the answer, cut to TextLimit bytes (the transcript keeps it
 	// whole).
-	Text         string         `json:"text,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Reasoning is the readable reasoning the response streamed before its
+	// answer, cut to TextLimit bytes.
+	Reasoning    string         `json:"reasoning,omitempty"`
 	Calls        []ModelCall    `json:"calls,omitempty"`
 	FinishReason string         `json:"finish_reason,omitempty"`
 	Usage        contract.Usage `json:"usage"`

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -235,9 +237,7 @@ func (t *Turn) Run(ctx workflow.Context, queue []ModelCall) error {
 			continue
 		}
 		requests++
-		if res.Text != "" {
-			t.emit(contract.Event{Type: contract.EventText, SessionID: t.Current(), Text: res.Text})
-		}
+		t.emitStream(res)
 		if len(res.Calls) == 0 {
 			more, err := t.hooks.OnAnswer(ctx, res.Text)
 			if err != nil || !more {
@@ -248,6 +248,45 @@ func (t *Turn) Run(ctx workflow.Context, queue []ModelCall) error {
 		}
 		queue = res.Calls
 	}
+}
+
+// emitStream journals what a response streamed, in the order it streamed:
+// its reasoning, then its answer, each a line per event. They are written
+// once, from the activity's recorded result, so a restart never repeats or
+// reorders them.
+func (t *Turn) emitStream(res ModelRequestResult) {
+	for _, line := range streamLines(res.Reasoning) {
+		t.emit(contract.Event{Type: contract.EventReasoning, SessionID: t.Current(), Text: line})
+	}
+	for _, line := range streamLines(res.Text) {
+		t.emit(contract.Event{Type: contract.EventText, SessionID: t.Current(), Text: line})
+	}
+}
+
+// MaxStreamLine bounds one text or reasoning event; a longer line is cut
+// into several.
+const MaxStreamLine = 4 << 10
+
+// streamLines cuts streamed text into the lines it arrived as, each with
+// its newline, none over MaxStreamLine bytes (cut at a character
+// boundary). Joined, they are the text.
+func streamLines(s string) []string {
+	var out []string
+	for s != "" {
+		n := len(s)
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			n = i + 1
+		}
+		if n > MaxStreamLine {
+			n = MaxStreamLine
+			for n > 0 && !utf8.RuneStart(s[n]) {
+				n--
+			}
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
 }
 
 // offer is what the next request offers: the local tools the policy

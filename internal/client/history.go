@@ -240,6 +240,11 @@ func updateDetail(name string, args *commonpb.Payloads, dc converter.DataConvert
 		if dc.FromPayloads(args, &r) == nil {
 			return strings.TrimSpace(fmt.Sprintf("%s the pending call %s", r.Decision, r.CallID))
 		}
+	case workflows.UpdateStopCeremony:
+		var r workflows.StopCeremonyRequest
+		if dc.FromPayloads(args, &r) == nil {
+			return strings.TrimSpace(r.InstanceID + " " + r.Reason)
+		}
 	case workflows.UpdateInterrupt:
 		var r workflows.InterruptRequest
 		if dc.FromPayloads(args, &r) == nil {

@@ -254,8 +254,8 @@ func TestStalledStep(t *testing.T) {
 	}
 	d.stop()
 	inst := madeInstance(t, e, c.InstanceID)
-	if s, _ := inst.Step("reproduce"); s.Status != made.StepCancelled {
-		t.Fatalf("reproduce is %s in MADE", s.Status)
+	if s, _ := inst.Step("reproduce"); s.Status != made.StepCancelled || inst.CurrentState != "CANCELLED" || !inst.Completed {
+		t.Fatalf("reproduce is %s in MADE, the instance %s (completed %v): a stalled ceremony ends its instance", s.Status, inst.CurrentState, inst.Completed)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -46,6 +47,10 @@ func (p *printer) Event(ev contract.Event) {
 		fmt.Fprintf(p.errOut, "✓ step %s %s %s\n", ev.Step, ev.Status, ev.Reason)
 	case contract.EventTransition:
 		fmt.Fprintf(p.errOut, "→ %s: now %s\n", ev.Trigger, ev.State)
+	case contract.EventCeremonyStopped:
+		fmt.Fprintf(p.errOut, "■ ceremony %s stopped in %s: %s\n", ev.Instance, ev.State, ev.Reason)
+	case contract.EventReasoning:
+		fmt.Fprintf(p.errOut, "  … %s\n", strings.TrimRight(ev.Text, "\n"))
 	}
 }
 

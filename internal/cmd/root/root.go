@@ -23,10 +23,12 @@ import (
 
 // Usage is axlr-tui's help.
 const Usage = `Usage:
-  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR] [--mode normal|debug|delivery]
+  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR]
+           [--mode normal|review|writer|research|debug|delivery]
            [--approve none|local|all] [--session ID] [--policy FILE] [--json]
   axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
            [--policy FILE] [--json]
+  axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
   axlr-tui result SESSION_ID [--json]
   axlr-tui history ID [--json]
 
@@ -36,6 +38,8 @@ axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 --json it prints the event lines and then {"type":"result","result":{...}}.
 --exec - reads the prompt from standard input. --decide decides the call
 --call names, or the one the session waits on (axlr-tui says which).
+--stop-ceremony stops the /debug or /delivery the session runs: its MADE
+instance ends CANCELLED and the session is back in normal mode.
 An execution keeps running in axlrd when axlr-tui stops or axlrd restarts:
 axlr-tui reconnects and waits for its result. Ctrl+C interrupts the
 execution; a second Ctrl+C leaves without waiting.
@@ -63,7 +67,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		RunE: func(*cobra.Command, []string) error {
-			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, result or history (see --help)")
+			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, result or history (see --help)")
 		},
 	}
 	defaultHelp := cmd.HelpFunc()
@@ -104,13 +108,13 @@ func Execute(ctx context.Context, f *factory.Factory, args []string) error {
 	return err
 }
 
-// holdsExec reports whether args run --exec or --decide.
+// holdsExec reports whether args run --exec, --decide or --stop-ceremony.
 func holdsExec(args []string) bool {
 	for _, a := range args {
 		switch {
 		case a == "--":
 			return false
-		case a == "--exec" || a == "--decide" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--decide="):
+		case a == "--exec" || a == "--decide" || a == "--stop-ceremony" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--decide="):
 			return true
 		}
 	}

@@ -42,6 +42,7 @@ func TestHoldsExec(t *testing.T) {
 		{[]string{"--json", "--exec=x"}, true},
 		{[]string{"--session", "S", "--decide", "approve"}, true},
 		{[]string{"--decide=deny"}, true},
+		{[]string{"--session", "S", "--stop-ceremony"}, true},
 		{[]string{"result", "S", "--json"}, false},
 		{[]string{"history", "--", "--exec"}, false},
 	} {
