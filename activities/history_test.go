@@ -158,7 +158,7 @@ func TestHistoryArgs(t *testing.T) {
 	if from, to, err := parseHistoryArgs(`{"from": 4}`); err != nil || from != 4 || to != 4+historyDefaultSpan-1 {
 		t.Fatalf("default span: %d-%d %v", from, to, err)
 	}
-	c := inspectCall("1.0", agent.ToolCall{ID: "h", Name: workflows.HistoryTool, Arguments: `{"from": 1, "lines": 3}`}, true)
+	c := inspectCall(nil, "1.0", agent.ToolCall{ID: "h", Name: workflows.HistoryTool, Arguments: `{"from": 1, "lines": 3}`}, true)
 	if !strings.Contains(c.Invalid, `unknown field "lines"`) {
 		t.Fatalf("invalid call passed: %+v", c)
 	}

@@ -65,7 +65,8 @@ func (a *Session) toolSpec(name string, stepDone *workflows.StepDoneSpec) (agent
 	}
 	short, ok := workspaceTool(name)
 	if !ok {
-		return agent.ToolSpec{}, false
+		// A host tool's spec comes with its listing; it is not cached.
+		return a.Hosts.spec(name)
 	}
 	params := tools.Schema(short)
 	if whyTools[short] {
@@ -154,7 +155,7 @@ func unquoteExec(obj map[string]json.RawMessage) {
 // inspectCall turns a saved tool call into the workflow's view of it: the
 // arguments as the policy sees them, a preview for events, and the checks
 // that read no file.
-func inspectCall(key string, tc agent.ToolCall, compact bool) workflows.ModelCall {
+func inspectCall(hosts *HostTools, key string, tc agent.ToolCall, compact bool) workflows.ModelCall {
 	mc := workflows.ModelCall{Key: key, CallID: tc.ID, Tool: tc.Name}
 	unquote := compact && tc.Name == modelPrefix+tools.Exec
 	var obj map[string]json.RawMessage
@@ -177,6 +178,9 @@ func inspectCall(key string, tc agent.ToolCall, compact bool) workflows.ModelCal
 	}
 	short, ok := workspaceTool(tc.Name)
 	if !ok {
+		if hosts.inspect(tc, &mc) {
+			return mc
+		}
 		mc.Invalid = fmt.Sprintf("unknown tool %q: the tools are %s", tc.Name, strings.Join(workflows.LocalTools, ", "))
 		return mc
 	}
@@ -268,6 +272,7 @@ You act through tools: local_read, local_search and local_list read the workspac
 - Read a file completely before you change it: local_write with mode "replace" and local_edit need its content_sha256 from that read. local_write with mode "create" never overwrites.
 - local_exec runs a program with argv and no shell; use program "sh" with args ["-c", "..."] when you need shell syntax.
 - Give a short "why" with every write, edit and command: the person may be asked to approve it.
+- Other tools may be offered: web_fetch and web_search read the web; an MCP plugin's tools are named <plugin>__<tool>, and axlr_tools lists them.
 - A call the execution's policy forbids, or the person denies, returns the reason: do not repeat it unchanged.
 When the work is done, answer the person briefly: what you did and what you found.`
 }

@@ -42,7 +42,9 @@ type Session struct {
 	Settings *settings.Settings
 	// Workspaces opens the workspace tools of each root once.
 	Workspaces *Workspaces
-	Log        zerolog.Logger
+	// Hosts are the web and plugin tools; nil offers none.
+	Hosts *HostTools
+	Log   zerolog.Logger
 	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
 	HeartbeatEvery time.Duration
 
@@ -161,6 +163,7 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 		MaxTokens:       s.Provider.MaxTokens,
 		Stream:          s.Stream(),
 		CeremonyProfile: s.Ceremonies.Profile,
+		HostTools:       a.Hosts.offer(ctx),
 	}, nil
 }
 
@@ -270,7 +273,7 @@ func (a *Session) responseResult(ev session.Event, compact bool) (workflows.Mode
 		res.Usage = ledger(*d.Usage)
 	}
 	for i, tc := range d.Message.ToolCalls {
-		res.Calls = append(res.Calls, inspectCall(fmt.Sprintf("%d.%d", ev.Seq, i), tc, compact))
+		res.Calls = append(res.Calls, inspectCall(a.Hosts, fmt.Sprintf("%d.%d", ev.Seq, i), tc, compact))
 	}
 	return res, nil
 }
@@ -316,7 +319,7 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 	}
 	name, ok := workspaceTool(tc.Name)
 	if !ok {
-		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
+		return a.hostCall(ctx, log, tc, in, result)
 	}
 	if !tools.ReadOnly(name) {
 		if _, ok := log.ByKey(keyStarted(in.Key)); ok {
@@ -353,6 +356,33 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 		return result(contract.CallFailed, toolError("internal_error", err.Error()))
 	}
 	return result(contract.CallCompleted, string(out))
+}
+
+// hostCall runs a call of a host tool (web, plugin). A plugin's call may
+// change something outside: one that an earlier attempt started is not
+// run again, it is reported uncertain.
+func (a *Session) hostCall(ctx context.Context, log *session.Log, tc agent.ToolCall, in workflows.ToolCallInput,
+	result func(contract.CallStatus, string) (workflows.ToolCallResult, error)) (workflows.ToolCallResult, error) {
+	if a.Hosts == nil || !a.Hosts.inspect(tc, &workflows.ModelCall{}) {
+		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
+	}
+	if a.Hosts.effectful(tc.Name) {
+		if _, ok := log.ByKey(keyStarted(in.Key)); ok {
+			return result(contract.CallUncertain, "no result: an earlier attempt of this call was interrupted after it may have run. Check before repeating it.")
+		}
+		if _, err := appendEvent(log, evStarted, keyStarted(in.Key), startedData{
+			CallKey: in.Key, Tool: tc.Name, Attempt: activity.GetInfo(ctx).Attempt,
+		}); err != nil {
+			return workflows.ToolCallResult{}, err
+		}
+	}
+	stop := heartbeat(ctx, a.HeartbeatEvery, func() any { return in.Key })
+	out, _ := a.Hosts.call(ctx, tc.Name, tc.Arguments)
+	stop()
+	if ctx.Err() != nil {
+		return workflows.ToolCallResult{}, ctx.Err()
+	}
+	return result(out.status, out.content)
 }
 
 // RecordToolResult saves the result of a call that does not run (forbidden,

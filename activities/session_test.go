@@ -251,7 +251,7 @@ func TestInspectCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := inspectCall("3.0", agent.ToolCall{ID: "c", Name: tt.tool, Arguments: tt.args}, false)
+			c := inspectCall(nil, "3.0", agent.ToolCall{ID: "c", Name: tt.tool, Arguments: tt.args}, false)
 			if !strings.Contains(c.Invalid, tt.invalid) || (tt.invalid == "" && c.Invalid != "") {
 				t.Fatalf("invalid %q, want %q", c.Invalid, tt.invalid)
 			}
@@ -447,11 +447,11 @@ func TestPastCap(t *testing.T) {
 }
 
 func TestCompactUnquotesExec(t *testing.T) {
-	c := inspectCall("1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\", \"args\": [\"“test”\", \"'./...'\", \"plain\"]}"}, true)
+	c := inspectCall(nil, "1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\", \"args\": [\"“test”\", \"'./...'\", \"plain\"]}"}, true)
 	if c.Invalid != "" || c.Args["program"].Text != "go" || c.Args["args"].Text != `["test","./...","plain"]` {
 		t.Fatalf("compact call %+v", c)
 	}
-	std := inspectCall("1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\"}"}, false)
+	std := inspectCall(nil, "1.0", agent.ToolCall{ID: "x", Name: "local_exec", Arguments: "{\"program\": \"`go`\"}"}, false)
 	if std.Args["program"].Text != "`go`" {
 		t.Fatalf("the standard profile runs a call as sent: %+v", std.Args)
 	}

@@ -479,6 +479,10 @@ func (d *Driver) Offer(tools []string) Offer {
 		if c.Compact && st.ReadOnly && (t == "local_write" || t == "local_edit") {
 			continue
 		}
+		if c.Compact && !slices.Contains(LocalTools, t) {
+			// The compact profile offers the local tools only.
+			continue
+		}
 		out = append(out, t)
 	}
 	if c.Compact {

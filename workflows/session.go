@@ -133,6 +133,10 @@ type ExecuteRequest struct {
 	Approval policy.Approval `json:"approval"`
 	// Policy, when set, becomes the session's policy.
 	Policy *policy.Policy `json:"policy,omitempty"`
+	// Web, when set, offers (true) or removes (false) the web tools for
+	// the session from this prompt on; unset keeps the session's choice
+	// (offered, when the host has them).
+	Web *bool `json:"web,omitempty"`
 }
 
 // Accepted answers an admitted execute or decide update.
@@ -257,6 +261,20 @@ type BeginTurnResult struct {
 	// CeremonyProfile is settings' ceremonies.profile: auto, standard or
 	// compact.
 	CeremonyProfile string `json:"ceremony_profile,omitempty"`
+	// HostTools are the tools this host offers beside the workspace's:
+	// the web tools and the MCP plugins' tools.
+	HostTools []HostTool `json:"host_tools,omitempty"`
+}
+
+// HostTool is a tool beside the workspace's that a turn may offer: a web
+// tool, an MCP plugin's tool (Name the alias the model calls, Canonical
+// its <plugin>/<tool>, which a policy rule may name instead), or
+// axlr_tools and axlr_call_tool, which reach the plugins' tools.
+type HostTool struct {
+	Name      string `json:"name"`
+	Canonical string `json:"canonical,omitempty"`
+	// Web marks web_fetch and web_search, which a session may remove.
+	Web bool `json:"web,omitempty"`
 }
 
 // ModelRequestInput asks for the model's next message at a revision of the
@@ -318,6 +336,12 @@ type ModelCall struct {
 	// Invalid is why the call cannot run, found without reading a file
 	// (unknown tool, malformed arguments, a limit over its maximum).
 	Invalid string `json:"invalid,omitempty"`
+	// Names are the tool's other names the policy matches it by: a plugin
+	// tool's <plugin>/<tool>, or for axlr_call_tool the tool it calls.
+	Names []string `json:"names,omitempty"`
+	// Host marks a call of a host tool (web, plugin): it runs as a
+	// regular activity, since it reaches the network or a plugin.
+	Host bool `json:"host,omitempty"`
 }
 
 // ToolCallInput runs one approved call. The arguments are read from the
@@ -642,7 +666,7 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 		if req.Policy != nil {
 			pol = req.Policy
 		}
-		call := policy.Call{Tool: p.Call.Tool, Args: p.Call.Args}
+		call := policy.Call{Tool: p.Call.Tool, Names: p.Call.Names, Args: p.Call.Args}
 		what := p.Call.Tool
 		if p.Check != nil {
 			// A check command is a local command to the policy.
@@ -800,6 +824,9 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	}
 	s.st.Approval = req.Approval
 	s.st.Mode = req.Mode
+	if req.Web != nil {
+		s.st.NoWeb = !*req.Web
+	}
 	if c := s.st.Ceremony; c.Active() {
 		s.st.Mode = c.Mode
 	}

@@ -86,6 +86,8 @@ type TurnState struct {
 	// Snapshot is the settings snapshot of the last turn, reused when a
 	// decision continues it.
 	Snapshot *BeginTurnResult `json:"turn,omitempty"`
+	// NoWeb removes the web tools from this session's offer.
+	NoWeb bool `json:"no_web,omitempty"`
 }
 
 // newTurnState is the state of a session that has not started yet.
@@ -250,6 +252,12 @@ func (t *Turn) Run(ctx workflow.Context, queue []ModelCall) error {
 	}
 }
 
+// webTool reports whether a tool is one of the host's web tools.
+func (t *Turn) webTool(name string) bool {
+	snap := t.st.Snapshot
+	return snap != nil && slices.ContainsFunc(snap.HostTools, func(h HostTool) bool { return h.Web && h.Name == name })
+}
+
 // emitStream journals what a response streamed, in the order it streamed:
 // its reasoning, then its answer, each a line per event. They are written
 // once, from the activity's recorded result, so a restart never repeats or
@@ -296,6 +304,20 @@ func (t *Turn) offer() Offer {
 	for _, name := range LocalTools {
 		if policy.Offered(t.st.Policy, name) && policy.OfferedInMode(t.workMode(), name) {
 			tools = append(tools, name)
+		}
+	}
+	if snap := t.st.Snapshot; snap != nil {
+		for _, h := range snap.HostTools {
+			if h.Web && t.st.NoWeb {
+				continue
+			}
+			var names []string
+			if h.Canonical != "" {
+				names = []string{h.Canonical}
+			}
+			if policy.Offered(t.st.Policy, h.Name, names...) {
+				tools = append(tools, h.Name)
+			}
 		}
 	}
 	return t.hooks.Offer(tools)
@@ -368,16 +390,20 @@ func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) e
 	if c.Invalid != "" {
 		return t.Record(ctx, c, contract.CallFailed, "", c.Invalid)
 	}
+	if c.Host && t.st.NoWeb && t.webTool(c.Tool) {
+		return t.Record(ctx, c, contract.CallFailed, "", c.Tool+" is not offered in this session: the web tools were removed from it")
+	}
+	call := policy.Call{Tool: c.Tool, Names: c.Names, Args: c.Args}
 	d := policy.Decide(policy.Input{
 		Policy:   t.st.Policy,
 		Approval: t.st.Approval,
 		Settings: t.st.Snapshot.Settings,
 		Mode:     t.workMode(),
-		Call:     policy.Call{Tool: c.Tool, Args: c.Args},
+		Call:     call,
 	})
 	switch d.Verdict {
 	case policy.Forbid:
-		if forbidden, _ := policy.ModeForbidden(t.workMode(), policy.Call{Tool: c.Tool, Args: c.Args}); forbidden && !policyForbids(t.st.Policy, c) {
+		if forbidden, _ := policy.ModeForbidden(t.workMode(), call); forbidden && !policyForbids(t.st.Policy, call) {
 			return t.Record(ctx, c, contract.CallForbidden, "", "refused by the work mode: "+d.Reason)
 		}
 		return t.Record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+d.Reason)
@@ -387,8 +413,8 @@ func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) e
 	return t.runTool(ctx, c, contract.AutoApprove)
 }
 
-func policyForbids(p *policy.Policy, c ModelCall) bool {
-	forbidden, _ := policy.Forbidden(p, policy.Call{Tool: c.Tool, Args: c.Args})
+func policyForbids(p *policy.Policy, c policy.Call) bool {
+	forbidden, _ := policy.Forbidden(p, c)
 	return forbidden
 }
 
@@ -408,7 +434,7 @@ func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Deci
 	in := ToolCallInput{SessionID: t.Current(), Root: t.st.Root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Compact: t.offer().Compact}
 	var res ToolCallResult
 	var err error
-	if c.Tool == "local_exec" {
+	if c.Tool == "local_exec" || c.Host {
 		err = executeActivity(ctx, ExecOptions, ActivityToolCall, in, &res)
 	} else {
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityToolCall, in).Get(ctx, &res)

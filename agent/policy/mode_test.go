@@ -59,3 +59,34 @@ func TestModes(t *testing.T) {
 		t.Error("mode names are exact and lower case")
 	}
 }
+
+// TestPluginToolNames: a rule matches a plugin tool by its alias (the
+// name the model calls) or by <plugin>/<tool>.
+func TestPluginToolNames(t *testing.T) {
+	call := Call{Tool: "notes__search", Names: []string{"notes/search"}, Args: map[string]Value{"query": {Text: "x"}}}
+	for _, tt := range []struct {
+		rule    string
+		offered bool
+	}{
+		{"notes/search", false}, {"notes/*", false}, {"notes__search", false}, {"other/*", true},
+	} {
+		p := &Policy{Tools: Tools{Deny: []Rule{{Name: tt.rule}}}}
+		if got := Offered(p, call.Tool, call.Names...); got != tt.offered {
+			t.Errorf("deny %s: offered %v", tt.rule, got)
+		}
+		if forbidden, _ := Forbidden(p, call); forbidden == tt.offered {
+			t.Errorf("deny %s: forbidden %v", tt.rule, forbidden)
+		}
+	}
+	allow := &Policy{Tools: Tools{Allow: []Rule{{Name: "notes/*"}}}}
+	if !Offered(allow, call.Tool, call.Names...) {
+		t.Error("allow notes/* does not offer notes__search")
+	}
+	d := Decide(Input{Settings: Settings{Allowed: []string{"notes/search"}}, Approval: ApproveNone, Call: call})
+	if d.Verdict != Approve || d.Reason != "approvals.allowed names notes/search" {
+		t.Errorf("approvals.allowed by the canonical name: %+v", d)
+	}
+	if d := Decide(Input{Approval: ApproveLocal, Call: call}); d.Verdict != Ask {
+		t.Errorf("--approve local on a plugin tool: %+v", d)
+	}
+}

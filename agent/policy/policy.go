@@ -153,7 +153,8 @@ const (
 	ClassOther
 )
 
-// readTools are the read-only tools, local and host.
+// readTools are the read-only tools, local and host. The web tools are not
+// among them: a fetch or a search sends the URL or the query out.
 var readTools = []string{
 	"local_read", "local_search", "local_list",
 	"axlr_tools", "axlr_history", "axlr_skill", "axlr_session", "axlr_logs",
@@ -186,8 +187,17 @@ type Value struct {
 
 // Call is a tool call as the policy sees it.
 type Call struct {
-	Tool string           `json:"tool"`
-	Args map[string]Value `json:"args,omitempty"`
+	Tool string `json:"tool"`
+	// Names are the tool's other names a rule may use: an MCP plugin's
+	// tool is <plugin>/<tool>, called by the alias in Tool.
+	Names []string         `json:"names,omitempty"`
+	Args  map[string]Value `json:"args,omitempty"`
+}
+
+// named reports whether a rule's name pattern covers a tool by any of its
+// names.
+func named(pattern, tool string, names []string) bool {
+	return Match(pattern, tool) || slices.ContainsFunc(names, func(n string) bool { return Match(pattern, n) })
 }
 
 // Settings are the settings' approval rules.
@@ -251,8 +261,8 @@ func Decide(in Input) Decision {
 	if in.Settings.Autonomous {
 		return Decision{Verdict: Approve, Reason: "approvals.autonomous"}
 	}
-	if slices.Contains(in.Settings.Allowed, in.Call.Tool) {
-		return Decision{Verdict: Approve, Reason: "approvals.allowed names " + in.Call.Tool}
+	if i := slices.IndexFunc(in.Settings.Allowed, func(a string) bool { return a == in.Call.Tool || slices.Contains(in.Call.Names, a) }); i >= 0 {
+		return Decision{Verdict: Approve, Reason: "approvals.allowed names " + in.Settings.Allowed[i]}
 	}
 	switch in.Approval {
 	case ApproveAll:
@@ -267,17 +277,18 @@ func Decide(in Input) Decision {
 }
 
 // Offered reports whether a tool may be offered to the model at all: a tool
-// the policy forbids by name is left out of the tool list.
-func Offered(p *Policy, tool string) bool {
+// the policy forbids by name (any of its names) is left out of the tool
+// list.
+func Offered(p *Policy, tool string, names ...string) bool {
 	if p == nil {
 		return true
 	}
 	for _, r := range p.Tools.Deny {
-		if len(r.Arguments) == 0 && Match(r.Name, tool) {
+		if len(r.Arguments) == 0 && named(r.Name, tool, names) {
 			return false
 		}
 	}
-	if len(p.Tools.Allow) > 0 && !slices.ContainsFunc(p.Tools.Allow, func(r Rule) bool { return Match(r.Name, tool) }) {
+	if len(p.Tools.Allow) > 0 && !slices.ContainsFunc(p.Tools.Allow, func(r Rule) bool { return named(r.Name, tool, names) }) {
 		return false
 	}
 	switch ClassOf(tool) {
@@ -359,7 +370,7 @@ func describeRule(r Rule) string {
 
 func truncationNote(rules []Rule, c Call) string {
 	for _, r := range rules {
-		if !Match(r.Name, c.Tool) {
+		if !named(r.Name, c.Tool, c.Names) {
 			continue
 		}
 		for _, arg := range sortedKeys(r.Arguments) {
@@ -386,7 +397,7 @@ func sortedKeys(m map[string]string) []string {
 // matching value; a value cut before it reached the policy matches when
 // truncatedMatches is set and never otherwise.
 func matchRule(r Rule, c Call, truncatedMatches bool) bool {
-	if !Match(r.Name, c.Tool) {
+	if !named(r.Name, c.Tool, c.Names) {
 		return false
 	}
 	//workflowcheck:ignore every argument must match: the order does not change the answer

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -231,7 +232,14 @@ func Run(ctx context.Context, o Options) (err error) {
 		info.Frontend = o.TemporalAddress
 	}
 
-	red := redact.New(append(append(append([]string(nil), set.Secrets...), set.Provider.APIKey), redact.Secrets(o.Environ)...))
+	hosts, hostSecrets, err := openHostTools(&o, set, log)
+	if err != nil {
+		return err
+	}
+	if hosts.Plugins != nil {
+		defer func() { err = errors.Join(err, hosts.Plugins.Close()) }()
+	}
+	red := redact.New(slices.Concat(set.Secrets, []string{set.Provider.APIKey}, redact.Secrets(o.Environ), hostSecrets))
 	identity, err := workerIdentity(host)
 	if err != nil {
 		return err
@@ -271,6 +279,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Model:      agent.NewClient(providerConfig(&set.Settings, o.Getenv)),
 		Settings:   &set.Settings,
 		Workspaces: workspaces,
+		Hosts:      hosts,
 		Log:        log,
 	}
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}

@@ -29,6 +29,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/madetest"
+	"github.com/underpass-ai/axlr/plugins/pluginstest"
 )
 
 // daemonEnv, set to 1, makes this test binary run axlrd's Main.
@@ -40,6 +41,8 @@ const daemonEnv = "AXLR_E2E_DAEMON"
 const madeEnv = "AXLR_E2E_MADE"
 
 func TestMain(m *testing.M) {
+	// A re-executed test binary serving as an MCP plugin (hosttools_test.go).
+	pluginstest.MainIfServer()
 	switch {
 	case os.Getenv(daemonEnv) == "1":
 		os.Exit(daemon.Main(os.Args[1:], os.Stdout, os.Stderr))

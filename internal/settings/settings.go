@@ -56,7 +56,33 @@ type Settings struct {
 	LocalModels json.RawMessage `json:"local_models,omitempty" settings:"opaque"`
 	Made        Made            `json:"made,omitzero"`
 	Kmp         json.RawMessage `json:"kmp,omitempty" settings:"opaque"`
+	// Tools configures the host tools beside the workspace's.
+	Tools Tools `json:"tools,omitzero"`
+	// Plugins are the MCP plugins whose tools axlrd sessions offer.
+	Plugins []Plugin `json:"plugins,omitempty"`
 }
+
+// Tools configures the host tools.
+type Tools struct {
+	// Web offers web_fetch and web_search (default true); a session may
+	// still remove them (axlr-tui --web=false).
+	Web *bool `json:"web,omitempty"`
+}
+
+// Plugin registers an MCP plugin by its manifest (version 1).
+type Plugin struct {
+	// Manifest is the manifest's absolute path.
+	Manifest string `json:"manifest"`
+	// Env and EnvFrom are the complete environment of a stdio plugin's
+	// child: values as given, and values read from axlrd's environment
+	// (KEY: HOST_VAR). Nothing else is inherited, and a provider's key is
+	// never forwarded.
+	Env     map[string]string `json:"env,omitempty"`
+	EnvFrom map[string]string `json:"env_from,omitempty"`
+}
+
+// WebTools reports whether the web tools are offered.
+func (s *Settings) WebTools() bool { return s.Tools.Web == nil || *s.Tools.Web }
 
 // Approvals are the settings' approval rules.
 type Approvals struct {

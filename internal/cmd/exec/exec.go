@@ -83,6 +83,8 @@ type ExecOptions struct {
 	Reason       string
 	PolicyFile   string
 	JSON         bool
+	// Web, when set, offers or removes the web tools for the session.
+	Web *bool
 }
 
 // NewCmdExec returns the command of --exec and --decide. It parses and
@@ -112,6 +114,10 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 			if help, _ := cmd.Flags().GetBool("help"); help {
 				return cmd.Help()
 			}
+			if fl := cmd.Flags().Lookup("web"); fl.Changed {
+				web := fl.Value.String() == "true"
+				opts.Web = &web
+			}
 			if err := opts.complete(isExec, prompt, cmd.Flags().Args()); err != nil {
 				return err
 			}
@@ -133,6 +139,7 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 	fl.StringVar(&opts.Reason, "reason", "", "why, with --decide deny or --stop-ceremony")
 	fl.StringVar(&opts.PolicyFile, "policy", "", "execution policy `FILE` (JSON)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the event lines and the result as JSON")
+	fl.Bool("web", true, "offer web_fetch and web_search to the session (--web=false removes them from it)")
 	cmdutil.AddConnectionFlags(fl, &f.Conn)
 	return cmd
 }
@@ -143,7 +150,8 @@ session waits on, and print what came of it.
 
   axlr-tui --exec "<prompt>" [--model NAME] [--root DIR]
            [--mode normal|review|writer|research|debug|delivery]
-           [--approve none|local|all] [--session ID] [--policy FILE] [--json]
+           [--approve none|local|all] [--session ID] [--policy FILE]
+           [--web=false] [--json]
   axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
            [--policy FILE] [--json]
   axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
@@ -256,7 +264,7 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if opts.StopCeremony {
 		return stopRun(ctx, opts)
 	}
-	req := workflows.ExecuteRequest{Prompt: opts.Prompt, Model: opts.Model, Mode: opts.Mode, Approval: policy.Approval(opts.Approve), Policy: pol}
+	req := workflows.ExecuteRequest{Prompt: opts.Prompt, Model: opts.Model, Mode: opts.Mode, Approval: policy.Approval(opts.Approve), Policy: pol, Web: opts.Web}
 	if req.Prompt == "-" {
 		if req.Prompt, err = readPrompt(opts.IO.In); err != nil {
 			return err

@@ -59,6 +59,7 @@ func TestNewCmdExec(t *testing.T) {
 		{name: "decide", args: []string{"--session", sid, "--decide", "deny", "--call", "exec-1", "--reason", "not now", "--json"},
 			want: ExecOptions{SessionID: sid, Decide: "deny", CallID: "exec-1", Reason: "not now", JSON: true}},
 		{name: "decide without call", args: []string{"--decide=approve", "--session", sid}, want: ExecOptions{SessionID: sid, Decide: "approve"}},
+		{name: "web tools removed", args: []string{"--exec", "x", "--web=false"}, want: ExecOptions{Prompt: "x", Web: new(false)}},
 		{name: "stop ceremony", args: []string{"--session", sid, "--stop-ceremony", "--reason", "wrong approach"},
 			want: ExecOptions{SessionID: sid, StopCeremony: true, Reason: "wrong approach"}},
 		{name: "stop ceremony without session", args: []string{"--stop-ceremony"}, err: "--stop-ceremony needs --session ID"},
@@ -97,7 +98,7 @@ func TestNewCmdExec(t *testing.T) {
 			}
 			want := defaults(tt.want)
 			flags := ExecOptions{Prompt: got.Prompt, Model: got.Model, Root: got.Root, Mode: got.Mode, Approve: got.Approve, SessionID: got.SessionID,
-				Decide: got.Decide, CallID: got.CallID, StopCeremony: got.StopCeremony, Reason: got.Reason, PolicyFile: got.PolicyFile, JSON: got.JSON}
+				Decide: got.Decide, CallID: got.CallID, StopCeremony: got.StopCeremony, Reason: got.Reason, PolicyFile: got.PolicyFile, JSON: got.JSON, Web: got.Web}
 			if !reflect.DeepEqual(flags, want) {
 				t.Errorf("options\n%+v\nwant\n%+v", flags, want)
 			}

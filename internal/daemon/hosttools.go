@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/rs/zerolog"
+
+	"github.com/underpass-ai/axlr/activities"
+	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/plugins"
+	"github.com/underpass-ai/axlr/web"
+)
+
+// providerKeys are environment variables a plugin never receives: the
+// model provider's keys and the search key.
+var providerKeys = []string{"OPENAI_API_KEY", "OPENROUTER_API_KEY", web.BraveKeyEnv}
+
+// openHostTools builds the host tools the settings ask for: the web tools
+// (unless tools.web is false) and the registered MCP plugins, whose
+// servers start on first use. It returns the secrets they hold, for the
+// redactor. A plugin that cannot be registered stops axlrd with its
+// reason: a person who registered it expects it.
+func openHostTools(o *Options, set *settings.Loaded, log zerolog.Logger) (*activities.HostTools, []string, error) {
+	h := &activities.HostTools{Log: log.With().Str("component", "tools").Logger()}
+	var secrets []string
+	if set.WebTools() {
+		w, err := web.New(web.OptionsFromEnv(o.Environ))
+		if err != nil {
+			return nil, nil, fmt.Errorf("web tools: %w", err)
+		}
+		h.Web = w
+		secrets = append(secrets, w.Secrets()...)
+		log.Debug().Str("engine", w.Engine()).Msg("web tools offered")
+	}
+	if len(set.Plugins) == 0 {
+		return h, secrets, nil
+	}
+	var list []plugins.Plugin
+	for i, p := range set.Plugins {
+		m, err := plugins.ReadManifest(p.Manifest)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: plugins[%d]: %w", set.Path, i, err)
+		}
+		env, vals, err := pluginEnv(o, set, i, p, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		secrets = append(secrets, vals...)
+		list = append(list, plugins.Plugin{Manifest: m, Env: env})
+	}
+	ps, err := plugins.NewSet(list, plugins.Options{Stderr: h.Log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: plugins: %w", set.Path, err)
+	}
+	h.Plugins = ps
+	log.Debug().Strs("plugins", ps.IDs()).Msg("plugins registered")
+	return h, secrets, nil
+}
+
+// pluginEnv is a stdio plugin's complete environment, from env and
+// env_from, sorted; the values read from axlrd's environment are returned
+// too, to be redacted. An HTTP plugin takes none, and no plugin is given a
+// provider's key.
+func pluginEnv(o *Options, set *settings.Loaded, i int, p settings.Plugin, m *plugins.Manifest) ([]string, []string, error) {
+	if !m.Stdio() {
+		if len(p.Env)+len(p.EnvFrom) > 0 {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s) is a Streamable HTTP plugin: it takes no env or env_from", set.Path, i, m.ID)
+		}
+		return nil, nil, nil
+	}
+	env := []string{}
+	var secrets []string
+	for _, k := range sortedKeys(p.Env) {
+		if slices.Contains(providerKeys, k) {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): env %s is a provider's key, which is never forwarded to a plugin", set.Path, i, m.ID, k)
+		}
+		env = append(env, k+"="+p.Env[k])
+	}
+	for _, k := range sortedKeys(p.EnvFrom) {
+		from := p.EnvFrom[k]
+		if _, twice := p.Env[k]; twice {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): %s is in both env and env_from", set.Path, i, m.ID, k)
+		}
+		if slices.Contains(providerKeys, k) || slices.Contains(providerKeys, from) {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): env_from %s=%s names a provider's key, which is never forwarded to a plugin", set.Path, i, m.ID, k, from)
+		}
+		v := o.Getenv(from)
+		if v == "" {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): env_from %s names %s, which is not set in axlrd's environment", set.Path, i, m.ID, k, from)
+		}
+		if set.Provider.APIKey != "" && v == set.Provider.APIKey {
+			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): env_from %s holds the provider's key, which is never forwarded to a plugin", set.Path, i, m.ID, k)
+		}
+		env = append(env, k+"="+v)
+		secrets = append(secrets, v)
+	}
+	return env, secrets, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
