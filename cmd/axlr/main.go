@@ -1,6 +1,8 @@
 // Command axlr is the one-request worker: it reads one JSON request on stdin,
-// runs one workspace tool of package tools under --root and writes one JSON
-// response on stdout. See run for the protocol and the exit codes.
+// runs one workspace tool of package tools under --root, or lists or calls
+// the tools of the MCP plugins given with --plugin (plugins.list,
+// plugins.call), and writes one JSON response on stdout. See run for the
+// protocol and the exit codes.
 package main
 
 import (
