@@ -1,82 +1,28 @@
 package tools
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"maps"
 	"path"
-	"reflect"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
-// decodeArgs decodes the arguments object raw of tool into dst, a pointer to
-// a struct whose json tags name every accepted argument. Names match exactly
-// (encoding/json alone would accept "PATH" for "path"); required arguments
-// must be present and not null. Empty raw stands for {}. Its errors are
-// Malformed.
+// decodeArgs decodes the arguments object raw of tool into dst with
+// jsonargs.Decode: exact names, required arguments present and not null.
+// Its refusals are Malformed.
 func decodeArgs(tool string, raw json.RawMessage, dst any, required ...string) *Error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
+	err := jsonargs.Decode(tool, raw, dst, required...)
+	if err == nil {
+		return nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return malformed("arguments of %s must be one JSON object", tool)
+	if e, ok := errors.AsType[*jsonargs.Error](err); ok {
+		return malformed("%s", e.Message)
 	}
-	allowed := argNames(dst)
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(allowed, name) {
-			return malformed("unknown argument %s for %s; it takes %s",
-				quote(name), tool, strings.Join(allowed, ", "))
-		}
-	}
-	for _, name := range required {
-		if v, ok := fields[name]; !ok || string(bytes.TrimSpace(v)) == "null" {
-			return malformed("%s needs argument %s", tool, name)
-		}
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return malformed("argument %s of %s must be %s, not %s",
-				te.Field, tool, typeName(te.Type), te.Value)
-		}
-		return malformed("arguments of %s: %v", tool, err)
-	}
-	return nil
-}
-
-// argNames lists the json names of the fields of the struct dst points to.
-func argNames(dst any) []string {
-	t := reflect.TypeOf(dst).Elem()
-	names := make([]string, 0, t.NumField())
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		names = append(names, name)
-	}
-	return names
-}
-
-func typeName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int64:
-		return "an integer"
-	case reflect.Slice:
-		return "an array of strings"
-	case reflect.Pointer:
-		return typeName(t.Elem())
-	default:
-		return t.String()
-	}
+	return newError(CodeInternalError, "%v", err)
 }
 
 // cleanPath checks a path argument (named what) for the workspace and returns
@@ -143,26 +89,8 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// quote quotes a value for a message, shortened to 120 bytes.
-func quote(s string) string {
-	const max = 120
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
-}
+// quote quotes a value for a message as jsonargs.Quote does.
+func quote(s string) string { return jsonargs.Quote(s) }
 
 // marshal encodes a tool output as the worker sends it: without HTML escaping.
-func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func marshal(v any) (json.RawMessage, error) { return jsonargs.Marshal(v) }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
 type testSchema struct {
@@ -36,7 +38,7 @@ func TestSchema(t *testing.T) {
 				t.Errorf("schema is not a closed object: %s", Schema(tool))
 			}
 			names := slices.Sorted(maps.Keys(s.Properties))
-			if want := slices.Sorted(slices.Values(argNames(argTypes[tool]))); !slices.Equal(names, want) {
+			if want := slices.Sorted(slices.Values(jsonargs.Names(argTypes[tool]))); !slices.Equal(names, want) {
 				t.Errorf("properties %v, arguments %v", names, want)
 			}
 			if !slices.Equal(s.Required, required[tool]) {
