@@ -1,17 +1,14 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"maps"
 	"net/netip"
 	"net/url"
-	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
 // Limits of the arguments.
@@ -103,65 +100,18 @@ func parseSearch(raw json.RawMessage) (searchRequest, *Error) {
 	return searchRequest{query: q, maxResults: int(n)}, nil
 }
 
-// decodeArgs decodes the arguments object raw of tool into dst, a pointer to
-// a struct whose json tags name every accepted argument. Names match exactly
-// (encoding/json alone would accept "URL" for "url"); required arguments
-// must be present and not null. Empty raw stands for {}.
+// decodeArgs decodes the arguments object raw of tool into dst with
+// jsonargs.Decode: exact names, required arguments present and not null.
+// Its refusals are invalid_request.
 func decodeArgs(tool string, raw json.RawMessage, dst any, required ...string) *Error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
+	err := jsonargs.Decode(tool, raw, dst, required...)
+	if err == nil {
+		return nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return newError(CodeInvalidRequest, "arguments of %s must be one JSON object", tool)
+	if e, ok := errors.AsType[*jsonargs.Error](err); ok {
+		return newError(CodeInvalidRequest, "%s", e.Message)
 	}
-	allowed := argNames(dst)
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(allowed, name) {
-			return newError(CodeInvalidRequest, "unknown argument %s for %s; it takes %s",
-				quote(name), tool, strings.Join(allowed, ", "))
-		}
-	}
-	for _, name := range required {
-		if v, ok := fields[name]; !ok || string(bytes.TrimSpace(v)) == "null" {
-			return newError(CodeInvalidRequest, "%s needs argument %s", tool, name)
-		}
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return newError(CodeInvalidRequest, "argument %s of %s must be %s, not %s",
-				te.Field, tool, typeName(te.Type), te.Value)
-		}
-		return newError(CodeInvalidRequest, "arguments of %s: %v", tool, err)
-	}
-	return nil
-}
-
-// argNames lists the json names of the fields of the struct dst points to.
-func argNames(dst any) []string {
-	t := reflect.TypeOf(dst).Elem()
-	names := make([]string, 0, t.NumField())
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		names = append(names, name)
-	}
-	return names
-}
-
-func typeName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int64:
-		return "an integer"
-	case reflect.Pointer:
-		return typeName(t.Elem())
-	default:
-		return t.String()
-	}
+	return newError(CodeInternalError, "%v", err)
 }
 
 // limit returns the value of an optional integer argument, def when absent,
@@ -179,14 +129,8 @@ func limit(name string, v *int64, def, lo, hi int64) (int64, *Error) {
 	return *v, nil
 }
 
-// quote quotes a value for a message, shortened to 120 bytes.
-func quote(s string) string {
-	const max = 120
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(cutUTF8(s, max)) + "…"
-}
+// quote quotes a value for a message as jsonargs.Quote does.
+func quote(s string) string { return jsonargs.Quote(s) }
 
 // cutUTF8 returns at most n bytes of s, cut on a character boundary.
 func cutUTF8(s string, n int) string {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 	"github.com/underpass-ai/axlr/redact"
 )
 
@@ -251,7 +251,7 @@ func (t *Tools) call(ctx context.Context, tool string, args json.RawMessage) (js
 	if err != nil {
 		return nil, err
 	}
-	b, merr := marshal(out)
+	b, merr := jsonargs.Marshal(out)
 	if merr != nil {
 		return nil, newError(CodeInternalError, "encode %s output: %v", tool, merr)
 	}
@@ -330,15 +330,4 @@ func cause(err error) error {
 		err = ue.Err
 	}
 	return err
-}
-
-// marshal encodes an output without HTML escaping, as the workspace tools do.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -90,7 +92,7 @@ func TestSpecs(t *testing.T) {
 			args = &searchArgs{}
 		}
 		props := slices.Sorted(maps.Keys(sc.Properties))
-		if accepted := slices.Sorted(slices.Values(argNames(args))); !slices.Equal(props, accepted) {
+		if accepted := slices.Sorted(slices.Values(jsonargs.Names(args))); !slices.Equal(props, accepted) {
 			t.Errorf("%s: schema properties %v, accepted arguments %v", s.Name, props, accepted)
 		}
 		for _, r := range sc.Required {
