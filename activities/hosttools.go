@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -70,11 +71,17 @@ func (h *HostTools) offer(ctx context.Context) []workflows.HostTool {
 	return out
 }
 
+// ListTimeout bounds a turn's listing of the plugins: a server that does
+// not answer in time is left out of the turn rather than holding it.
+const ListTimeout = 20 * time.Second
+
 // list lists every plugin, keeping what lists.
 func (h *HostTools) list(ctx context.Context) []plugins.Tool {
 	if h.Plugins == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	defer cancel()
 	var tools []plugins.Tool
 	for _, id := range h.Plugins.IDs() {
 		l, err := h.Plugins.List(ctx, id)
