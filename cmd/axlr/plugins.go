@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/underpass-ai/axlr/internal/jsonargs"
 	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/tools"
 )
@@ -197,13 +197,7 @@ func (w withPlugins) Call(ctx context.Context, tool string, args json.RawMessage
 		}
 		out = callOutput{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonargs.Marshal(out)
 }
 
 // pluginError gives a failed listing or call its protocol code.
