@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
@@ -66,5 +67,28 @@ func TestWorkModes(t *testing.T) {
 	notes := strings.Join(acts.notes, "\n")
 	if strings.Count(notes, "Work mode review") != 1 || strings.Count(notes, "Work mode writer") != 1 {
 		t.Fatalf("notes %q", acts.notes)
+	}
+}
+
+// TestStreamLines: streamed text is cut into its lines, each with its
+// newline, none over MaxStreamLine bytes and never inside a character;
+// joined, the lines are the text.
+func TestStreamLines(t *testing.T) {
+	long := strings.Repeat("é", MaxStreamLine) // 2 bytes each
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0}, {"one", 1}, {"one\n", 1}, {"one\ntwo", 2}, {"a\n\nb\n", 3}, {long + "\n", 3},
+	} {
+		got := streamLines(tt.in)
+		if len(got) != tt.want || strings.Join(got, "") != tt.in {
+			t.Errorf("streamLines(%.20q) = %d lines, want %d, joined equal %v", tt.in, len(got), tt.want, strings.Join(got, "") == tt.in)
+		}
+		for _, l := range got {
+			if len(l) > MaxStreamLine || !utf8.ValidString(l) {
+				t.Errorf("line of %d bytes, valid %v", len(l), utf8.ValidString(l))
+			}
+		}
 	}
 }
