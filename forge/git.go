@@ -1,0 +1,377 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// AuthorName and AuthorEmail sign every commit a job makes, as author and
+// as committer.
+const (
+	AuthorName  = "AXLR"
+	AuthorEmail = "axlr@underpass.ai"
+)
+
+// ErrNothingChanged is returned by Commit when staging the worktree leaves
+// the index equal to HEAD: the model handed back without changing a file.
+var ErrNothingChanged = errors.New("the repair changed no file in the clone")
+
+// GitAuth is what a clone or a push presents to the remote.
+type GitAuth struct {
+	// Token is sent as HTTP basic auth "x-access-token:<token>" to http and
+	// https remotes, and to no other kind. It is never written to the
+	// clone's configuration nor quoted in an error. Empty: anonymous.
+	Token string
+}
+
+// method returns the transport credentials for remote, nil when none apply.
+func (a GitAuth) method(remote string) transport.AuthMethod {
+	if a.Token == "" {
+		return nil
+	}
+	ep, err := transport.NewEndpoint(remote)
+	if err != nil || (ep.Protocol != "http" && ep.Protocol != "https") {
+		return nil
+	}
+	return &githttp.BasicAuth{Username: "x-access-token", Password: a.Token}
+}
+
+// scrub returns err with every occurrence of the token replaced. An error
+// whose text quoted the token loses its chain, so that no wrapped value can
+// print it later.
+func (a GitAuth) scrub(err error) error {
+	if err == nil || a.Token == "" || !strings.Contains(err.Error(), a.Token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), a.Token, "[token]"))
+}
+
+// CommitMessage is a job's commit: Title, a blank line, Body, a blank line
+// and Trailer (such as "Repaired-by: AXLR axlr_repair 1.0 <instance>").
+// Empty parts are left out with their blank line.
+type CommitMessage struct {
+	Title   string
+	Body    string
+	Trailer string
+}
+
+// text is the message as stored in the commit, ending with a newline as git
+// commit -m writes it.
+func (c CommitMessage) text() (string, error) {
+	title := strings.TrimSpace(c.Title)
+	if title == "" {
+		return "", errors.New("the commit message has no title")
+	}
+	if strings.ContainsAny(title, "\r\n") {
+		return "", errors.New("the commit title must be one line")
+	}
+	parts := []string{title}
+	for _, p := range []string{c.Body, c.Trailer} {
+		if p = strings.TrimRight(strings.TrimLeft(p, "\r\n"), " \t\r\n"); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "\n\n") + "\n", nil
+}
+
+// Repo is a job's clone: a non-bare repository with a worktree and an
+// "origin" remote.
+type Repo struct {
+	dir  string
+	repo *git.Repository
+	base string
+}
+
+// Clone clones remote into dir, which must not exist yet, and returns the
+// clone with its base branch set to the branch the remote's HEAD names.
+// remote is any git URL or a local path (a relative path is made absolute
+// first); local paths run git-upload-pack and git-receive-pack, as go-git's
+// file transport does. Credentials written into remote itself are kept in
+// the clone's configuration like any URL; auth's are not. A clone that
+// fails removes what it wrote.
+func Clone(ctx context.Context, remote, dir string, auth GitAuth) (*Repo, error) {
+	if strings.TrimSpace(remote) == "" {
+		return nil, errors.New("clone: the remote is empty")
+	}
+	if dir == "" {
+		return nil, errors.New("clone: the directory is empty")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	url, err := remoteURL(remote)
+	if err != nil {
+		return nil, fmt.Errorf("clone %s: %w", displayRemote(remote), err)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("clone into %s: the directory already exists; a job clones into a new directory", dir)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	r, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: url, Auth: auth.method(url)})
+	if err != nil {
+		return nil, auth.scrub(fmt.Errorf("clone %s into %s: %w", displayRemote(url), dir, err))
+	}
+	head, err := r.Head()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("clone %s into %s: read HEAD: %w", displayRemote(url), dir, err)
+	}
+	if !head.Name().IsBranch() {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("clone %s into %s: the remote's HEAD is not a branch", displayRemote(url), dir)
+	}
+	base := head.Name().Short()
+	// Like git clone, record the remote's default branch, so that Open can
+	// tell the base of a clone it did not make.
+	originHead := plumbing.NewSymbolicReference(
+		plumbing.NewRemoteHEADReferenceName(git.DefaultRemoteName),
+		plumbing.NewRemoteReferenceName(git.DefaultRemoteName, base))
+	if err := r.Storer.SetReference(originHead); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("clone %s into %s: record origin/HEAD: %w", displayRemote(url), dir, err)
+	}
+	return &Repo{dir: dir, repo: r, base: base}, nil
+}
+
+// Open opens a clone that exists, such as the clone of a job resumed after a
+// crash. Its base is the branch refs/remotes/origin/HEAD names, else the
+// base its marker records.
+func Open(dir string) (*Repo, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open clone %s: %w", dir, err)
+	}
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open clone %s: %w", dir, err)
+	}
+	if _, err := r.Worktree(); err != nil {
+		return nil, fmt.Errorf("open clone %s: %w", dir, err)
+	}
+	if _, err := r.Remote(git.DefaultRemoteName); err != nil {
+		return nil, fmt.Errorf("open clone %s: remote %q: %w", dir, git.DefaultRemoteName, err)
+	}
+	base := ""
+	ref, err := r.Storer.Reference(plumbing.NewRemoteHEADReferenceName(git.DefaultRemoteName))
+	if err == nil && ref.Type() == plumbing.SymbolicReference {
+		base = strings.TrimPrefix(ref.Target().String(), "refs/remotes/"+git.DefaultRemoteName+"/")
+	}
+	if base == "" {
+		m, merr := ReadMarker(dir)
+		if merr != nil {
+			return nil, fmt.Errorf("open clone %s: it has no refs/remotes/origin/HEAD, so its base comes from its marker: %w", dir, merr)
+		}
+		base = m.Base
+	}
+	return &Repo{dir: dir, repo: r, base: base}, nil
+}
+
+// Dir is the clone's absolute path.
+func (r *Repo) Dir() string { return r.dir }
+
+// Base is the branch the clone started from: the remote's default branch.
+func (r *Repo) Base() string { return r.base }
+
+// Head returns the commit HEAD points at, as 40 hex digits.
+func (r *Repo) Head() (string, error) {
+	head, err := r.repo.Head()
+	if err != nil {
+		return "", fmt.Errorf("read HEAD of %s: %w", r.dir, err)
+	}
+	return head.Hash().String(), nil
+}
+
+// Dirty lists, sorted, the paths that git status --porcelain would show:
+// changed, staged, deleted and untracked files. Ignored files and the job
+// marker are left out.
+func (r *Repo) Dirty() ([]string, error) {
+	wt, err := r.worktree()
+	if err != nil {
+		return nil, err
+	}
+	st, err := wt.Status()
+	if err != nil {
+		return nil, fmt.Errorf("status of %s: %w", r.dir, err)
+	}
+	var paths []string
+	for p, s := range st {
+		if p == MarkerFile || (s.Staging == git.Unmodified && s.Worktree == git.Unmodified) {
+			continue
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
+// Commit commits every change of the worktree on branch, the way
+//
+//	git checkout -B <branch> && git add -A && git commit -m <message>
+//
+// does: branch is pointed at the current HEAD, the worktree and index are
+// kept, new, changed and deleted files are staged (ignored files and the
+// marker are not), and the commit is made by AXLR <axlr@underpass.ai>,
+// unsigned. It returns ErrNothingChanged when the staged tree equals HEAD's.
+//
+// A retry is safe: when HEAD already is branch at a commit with exactly this
+// message and the worktree has no further change, that commit's hash is
+// returned and nothing is committed.
+func (r *Repo) Commit(branch string, c CommitMessage) (string, error) {
+	msg, err := c.text()
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: %w", branch, err)
+	}
+	name := plumbing.NewBranchReferenceName(branch)
+	if branch == "" || name.Validate() != nil {
+		return "", fmt.Errorf("commit: %q is not a valid branch name", branch)
+	}
+	head, err := r.repo.Head()
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: read HEAD: %w", branch, err)
+	}
+	done, err := r.committed(name, head.Hash(), msg)
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: %w", branch, err)
+	}
+	if done {
+		return head.Hash().String(), nil
+	}
+
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(name, head.Hash())); err != nil {
+		return "", fmt.Errorf("commit on %s: create the branch: %w", branch, err)
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+		return "", fmt.Errorf("commit on %s: check out the branch: %w", branch, err)
+	}
+	wt, err := r.worktree()
+	if err != nil {
+		return "", err
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		return "", fmt.Errorf("commit on %s: stage the changes: %w", branch, err)
+	}
+	sig := &object.Signature{Name: AuthorName, Email: AuthorEmail, When: time.Now()}
+	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
+	if errors.Is(err, git.ErrEmptyCommit) {
+		return "", ErrNothingChanged
+	}
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: %w", branch, err)
+	}
+	return h.String(), nil
+}
+
+// committed reports whether a previous Commit of msg on branch already
+// landed: HEAD is the branch, its commit carries msg and AXLR's address, and
+// the worktree is clean.
+func (r *Repo) committed(branch plumbing.ReferenceName, head plumbing.Hash, msg string) (bool, error) {
+	ref, err := r.repo.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return false, fmt.Errorf("read HEAD: %w", err)
+	}
+	if ref.Type() != plumbing.SymbolicReference || ref.Target() != branch {
+		return false, nil
+	}
+	c, err := r.repo.CommitObject(head)
+	if err != nil {
+		return false, fmt.Errorf("read commit %s: %w", head, err)
+	}
+	if c.Message != msg || c.Author.Email != AuthorEmail {
+		return false, nil
+	}
+	dirty, err := r.Dirty()
+	if err != nil {
+		return false, err
+	}
+	return len(dirty) == 0, nil
+}
+
+// Push pushes refs/heads/<branch> to the same name on origin, never forced:
+// a remote branch that moved elsewhere fails the push. A branch the remote
+// already has at this commit is success, so a retry is safe. The branch is
+// then tracked as git push -u would record it.
+func (r *Repo) Push(ctx context.Context, branch string, auth GitAuth) error {
+	name := plumbing.NewBranchReferenceName(branch)
+	if branch == "" || name.Validate() != nil {
+		return fmt.Errorf("push: %q is not a valid branch name", branch)
+	}
+	remote, err := r.repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		return fmt.Errorf("push %s: remote %q: %w", branch, git.DefaultRemoteName, err)
+	}
+	urls := remote.Config().URLs
+	if len(urls) == 0 {
+		return fmt.Errorf("push %s: remote %q has no URL", branch, git.DefaultRemoteName)
+	}
+	url := urls[0]
+	spec := config.RefSpec(name.String() + ":" + name.String())
+	err = remote.PushContext(ctx, &git.PushOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Auth:       auth.method(url),
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return auth.scrub(fmt.Errorf("push %s to %s: %w", branch, displayRemote(url), err))
+	}
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return fmt.Errorf("push %s: read the clone's configuration: %w", branch, err)
+	}
+	if b, ok := cfg.Branches[branch]; ok && b.Remote == git.DefaultRemoteName && b.Merge == name {
+		return nil
+	}
+	cfg.Branches[branch] = &config.Branch{Name: branch, Remote: git.DefaultRemoteName, Merge: name}
+	if err := r.repo.SetConfig(cfg); err != nil {
+		return fmt.Errorf("push %s: record its upstream: %w", branch, err)
+	}
+	return nil
+}
+
+// worktree returns the clone's worktree with the marker excluded, so that
+// neither status nor staging sees it even where .git/info/exclude lacks it.
+func (r *Repo) worktree() (*git.Worktree, error) {
+	wt, err := r.repo.Worktree()
+	if err != nil {
+		return nil, fmt.Errorf("worktree of %s: %w", r.dir, err)
+	}
+	wt.Excludes = append(wt.Excludes, gitignore.ParsePattern("/"+MarkerFile, nil))
+	return wt, nil
+}
+
+// remoteURL returns remote as go-git needs it: local paths absolute.
+func remoteURL(remote string) (string, error) {
+	ep, err := transport.NewEndpoint(remote)
+	if err != nil {
+		return "", err
+	}
+	if ep.Protocol == "file" && !strings.Contains(remote, "://") {
+		return filepath.Abs(remote)
+	}
+	return remote, nil
+}
+
+// displayRemote returns remote without any password it carries.
+func displayRemote(remote string) string {
+	ep, err := transport.NewEndpoint(remote)
+	if err != nil || ep.Password == "" {
+		return remote
+	}
+	ep.Password = ""
+	return ep.String()
+}
