@@ -329,24 +329,20 @@ func CheckMarker(dir, kind string) (*Marker, error) {
 // slugWordsLimit bounds SlugWords: each word counts its length plus one.
 const slugWordsLimit = 40
 
-// SlugWords returns the first words of s as a slug: each whitespace-separated
-// word reduced to its ASCII letters, lower-cased, and digits (so other
-// letters vanish, accented ones included),
-// words left empty dropped, joined with "-", stopping before the word that
-// would take the count past 40 (each word counting its length plus one, so
-// the result has at most 39 bytes; a longer first word is cut). With no
-// word left it is "failure". The first words of a brief in a job's
-// signature are these.
+// SlugWords returns the first words of s as a slug: s lower-cased, each
+// whitespace-separated word reduced to its a-z and 0-9 (so other letters
+// vanish, accented ones included) and dropped when nothing is left, joined
+// with "-", stopping before the word that would take the count past 40,
+// where each word counts its length plus one; at most 39 bytes. With no
+// word kept (a first word of 40 or more characters included) it is
+// "failure". It agrees with jobs.SlugWords, which the signatures use.
 func SlugWords(s string) string {
 	var words []string
 	n := 0
-	for _, f := range strings.Fields(s) {
+	for _, f := range strings.Fields(strings.ToLower(s)) {
 		w := strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 				return r
-			case r >= 'A' && r <= 'Z':
-				return r + 'a' - 'A'
 			}
 			return -1
 		}, f)
@@ -354,10 +350,7 @@ func SlugWords(s string) string {
 			continue
 		}
 		if n+len(w)+1 > slugWordsLimit {
-			if len(words) > 0 {
-				break
-			}
-			w = w[:slugWordsLimit-1]
+			break
 		}
 		words = append(words, w)
 		n += len(w) + 1
