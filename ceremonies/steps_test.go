@@ -3,6 +3,7 @@ package ceremonies
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,12 +111,29 @@ func TestStepDoneSchema(t *testing.T) {
 
 func TestEveryStepIsKnown(t *testing.T) {
 	for _, d := range All() {
-		for _, st := range steps[d.Name] {
+		list := stepsOf(d.Name, d.Version)
+		if len(list) == 0 {
+			t.Errorf("%s %s has no steps", d.Name, d.Version)
+		}
+		for _, st := range list {
 			if st.Outcome == "" || len(st.Requires) == 0 {
-				t.Errorf("%s step %s has no outcome or no required fields", d.Name, st.ID)
+				t.Errorf("%s %s step %s has no outcome or no required fields", d.Name, d.Version, st.ID)
+			}
+			for _, set := range st.Requires {
+				for _, name := range set {
+					if !slices.ContainsFunc(st.Fields, func(f Field) bool { return f.Name == name }) {
+						t.Errorf("%s %s step %s requires %s, which is not one of its fields", d.Name, d.Version, st.ID, name)
+					}
+				}
 			}
 			if len(st.Compact) >= 500 || !strings.HasPrefix(st.Compact, "Example: axlr_step_done(") {
-				t.Errorf("%s step %s: the compact instruction must be under 500 bytes and lead with an example call", d.Name, st.ID)
+				t.Errorf("%s %s step %s: the compact instruction must be under 500 bytes and lead with an example call", d.Name, d.Version, st.ID)
+			}
+			// The example must pass the step's own validation.
+			example := strings.TrimPrefix(st.Compact, "Example: axlr_step_done(")
+			example = example[:strings.Index(example, "}). ")+1]
+			if _, err := Validate(d.Name, d.Version, st.ID, []byte(example), true); err != nil {
+				t.Errorf("%s %s step %s: the compact example is refused: %v", d.Name, d.Version, st.ID, err)
 			}
 		}
 	}
