@@ -68,6 +68,8 @@ func TestStepsPinned(t *testing.T) {
 		"axlr_delivery 2.0": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
 		"axlr_debug 2.1":    "e525952779caff90c14eb8cb273035d8a137eca3a74795a7b5f10247cb4e64ad",
 		"axlr_delivery 2.1": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
+		"axlr_repair 1.0":   "5163e24e3d2cce3ef779821f7a445650ad2139839a5271a3aad693338ef2a83d",
+		"axlr_improve 1.0":  "5fa73a440043832778e77f6d4dd77c09d51145b6093ee0982c35b60d0b47066d",
 	}
 	for key, list := range steps {
 		b, err := json.Marshal(list)

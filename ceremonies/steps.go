@@ -30,24 +30,93 @@ const (
 	CheckRerun Check = "rerun"
 	// CheckRevision records git rev-parse HEAD and git status --porcelain.
 	CheckRevision Check = "revision"
+	// CheckMissing runs the hand-back's command, approved by the person,
+	// on a clean tree (the driver refuses the hand-back while git status
+	// --porcelain shows a change) to show that an improvement is missing:
+	// the step's outcome holds when the command exits nonzero, or when it
+	// is a go test run that matched no test ([no tests to run], NoTestsRun),
+	// which is how a test the build step will add shows the improvement
+	// missing. A command that already passes is sent back.
+	CheckMissing Check = "missing"
+	// CheckPresent reruns the saved command; the step passes when it exits
+	// zero and ran a test (not NoTestsRun): the improvement is present. A
+	// command the model hands back is ignored.
+	CheckPresent Check = "present"
 )
+
+// Holds reports whether a run of the check, which exited with exit and
+// printed output, did what its step needs: reproduce, that it failed;
+// missing, that it failed or ran no test; rerun, that it passed; present,
+// that it passed and ran a test; baseline, revision and none, that it ran.
+func (c Check) Holds(exit int, output string) bool {
+	switch c {
+	case CheckReproduce:
+		return exit != 0
+	case CheckMissing:
+		return exit != 0 || NoTestsRun(output)
+	case CheckRerun:
+		return exit == 0
+	case CheckPresent:
+		return exit == 0 && !NoTestsRun(output)
+	}
+	return true
+}
+
+// NoTestsRun reports whether output is a go test run that matched no
+// test: a package reports [no tests to run] and none reports a run (an
+// "ok" line without that mark; a package without test files prints "?").
+func NoTestsRun(output string) bool {
+	const mark = "[no tests to run]"
+	marked := false
+	for line := range strings.Lines(output) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.Contains(line, mark):
+			marked = true
+		case strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "ok\t"):
+			return false
+		}
+	}
+	return marked
+}
 
 // FieldType is the JSON shape of a hand-back field.
 type FieldType string
 
-// Field types.
+// Field types. Int and TextList describe only what AXLR records at a
+// console step: a model's hand-back never carries them.
 const (
-	Text    FieldType = "text"    // a non-empty string
-	Bool    FieldType = "bool"    // true or false
-	Command FieldType = "command" // {program, args}
+	Text     FieldType = "text"      // a non-empty string
+	Bool     FieldType = "bool"      // true or false
+	Command  FieldType = "command"   // {program, args}
+	Links    FieldType = "links"     // [{ref, rel, why, evidence?}], at most MaxLinks
+	Int      FieldType = "int"       // an integer
+	TextList FieldType = "text_list" // [string]
 )
 
-// Field is one field the model hands back.
+// Field is one field the model hands back, or that AXLR records at a
+// console step.
 type Field struct {
 	Name        string
 	Type        FieldType
 	Description string
+	// Values are the only values a recorded text field takes; empty: any.
+	Values []string `json:",omitempty"`
 }
+
+// Link is one connect_to link a diagnosis proposes: from the cause to a
+// memory the wake showed (Ref), by a KMP relation name (Rel). The shape is
+// checked here; the driver refuses, and names in its reply, a link to a
+// ref the wake did not show or with a relation KMP does not know.
+type Link struct {
+	Ref      string `json:"ref"`
+	Rel      string `json:"rel"`
+	Why      string `json:"why"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// MaxLinks bounds a connect_to field.
+const MaxLinks = 8
 
 // Step is what the driver knows of a definition's step.
 type Step struct {
@@ -66,27 +135,96 @@ type Step struct {
 	// Compact is the compact profile's instruction: under 500 bytes,
 	// leading with one exact example call.
 	Compact string
+	// Console steps are AXLR's own: the job's workflow runs them without
+	// the model, so the driver never offers them to it, Validate refuses a
+	// hand-back of them, and they have no Fields, Requires, Check, Outcome
+	// or Compact. Records are what the workflow records as the step's
+	// output, which the definition's guards read.
+	Console bool    `json:",omitempty"`
+	Records []Field `json:",omitempty"`
 }
 
 // MaxFieldBytes bounds a text field of a hand-back.
 const MaxFieldBytes = 16 << 10
 
 var (
-	fCheck      = Field{"check_command", Command, `The command that shows the failure, as argv without a shell: {"program": "go", "args": ["test", "./parser"]}.`}
-	fExpected   = Field{"expected", Text, "What a passing run would show."}
-	fObserved   = Field{"observed", Text, "What the run shows now."}
-	fRepro      = Field{"reproducible", Bool, "false when the failure cannot be reproduced (then give observed)."}
-	fRootCause  = Field{"root_cause", Text, "The root cause of the failure."}
-	fEvidence   = Field{"evidence", Text, "What in the code or the output shows the root cause."}
-	fFix        = Field{"proposed_fix", Text, "The change that will fix it."}
-	fSummary    = Field{"summary", Text, "What you changed."}
-	fReport     = Field{"report", Text, "What was wrong or asked, what changed, how it was verified."}
-	fSummaryEn  = Field{"summary_en", Text, "One English sentence summing up the outcome."}
-	fCriteria   = Field{"criteria", Text, "What done means for this task."}
-	fScope      = Field{"scope", Text, "The files or areas the change touches."}
-	fBriefCheck = Field{"check_command", Command, `The command that will exit zero once the task is done, as argv without a shell: {"program": "go", "args": ["test", "./..."]}.`}
-	fRerun      = Field{"check_command", Command, "Ignored: AXLR reruns the command accepted earlier."}
+	fCheck      = Field{Name: "check_command", Type: Command, Description: `The command that shows the failure, as argv without a shell: {"program": "go", "args": ["test", "./parser"]}.`}
+	fExpected   = Field{Name: "expected", Type: Text, Description: "What a passing run would show."}
+	fObserved   = Field{Name: "observed", Type: Text, Description: "What the run shows now."}
+	fRepro      = Field{Name: "reproducible", Type: Bool, Description: "false when the failure cannot be reproduced (then give observed)."}
+	fRootCause  = Field{Name: "root_cause", Type: Text, Description: "The root cause of the failure."}
+	fEvidence   = Field{Name: "evidence", Type: Text, Description: "What in the code or the output shows the root cause."}
+	fFix        = Field{Name: "proposed_fix", Type: Text, Description: "The change that will fix it."}
+	fSummary    = Field{Name: "summary", Type: Text, Description: "What you changed."}
+	fReport     = Field{Name: "report", Type: Text, Description: "What was wrong or asked, what changed, how it was verified."}
+	fSummaryEn  = Field{Name: "summary_en", Type: Text, Description: "One English sentence summing up the outcome."}
+	fCriteria   = Field{Name: "criteria", Type: Text, Description: "What done means for this task."}
+	fScope      = Field{Name: "scope", Type: Text, Description: "The files or areas the change touches."}
+	fBriefCheck = Field{Name: "check_command", Type: Command, Description: `The command that will exit zero once the task is done, as argv without a shell: {"program": "go", "args": ["test", "./..."]}.`}
+	fRerun      = Field{Name: "check_command", Type: Command, Description: "Ignored: AXLR reruns the command accepted earlier."}
+
+	fConnectTo      = Field{Name: "connect_to", Type: Links, Description: "Optional: links from the cause to memories the wake showed, at most 8: [{ref, rel, why, evidence}], ref one the wake listed, rel a KMP relation name (supports, depends_on, contradicts...)."}
+	fRepairSummary  = Field{Name: "summary", Type: Text, Description: "What you changed; the pull request carries it."}
+	fMissingCheck   = Field{Name: "check_command", Type: Command, Description: `The command that fails now because the improvement is missing and will exit zero once it is made, as argv without a shell: {"program": "go", "args": ["test", "-run", "TestLogTail", "./tools"]}.`}
+	fFeasible       = Field{Name: "feasible", Type: Bool, Description: "false when the improvement exists already or cannot be made safely as a small change (then give observed)."}
+	fInfeasible     = Field{Name: "observed", Type: Text, Description: "Why the improvement exists already or cannot be made safely."}
+	fImproveSummary = Field{Name: "summary", Type: Text, Description: "What you changed; its first sentence titles the pull request."}
+	fImproveRerun   = Field{Name: "check_command", Type: Command, Description: "Ignored: AXLR reruns the brief's command."}
 )
+
+// What AXLR records at the console steps of the jobs' definitions: the
+// step's output in MADE, which the guards read (output_field:<step>:
+// <field>=<value>). A field a case does not give is left out.
+var (
+	rProposed    = Field{Name: "proposed", Type: Bool, Description: "true when the pull request is open for the pushed head; false when it could not be (then error)."}
+	rPullRequest = Field{Name: "pull_request", Type: Int, Description: "The pull request's number."}
+	rURL         = Field{Name: "url", Type: Text, Description: "The pull request's web address."}
+	rHeadSHA     = Field{Name: "head_sha", Type: Text, Description: "The pull request's head commit the step acted on."}
+	rRound       = Field{Name: "round", Type: Int, Description: "The check round, from 1; each red round sent back adds one."}
+	rRerun       = Field{Name: "rerun", Type: Bool, Description: "true when the model changed no file this round and the failed jobs were rerun on the same head instead of a new commit."}
+	rError       = Field{Name: "error", Type: Text, Description: "Why the step failed, as the forge or git said it."}
+	rVerdict     = Field{Name: "verdict", Type: Text, Values: []string{VerdictGreen, VerdictRed, VerdictBlocked},
+		Description: "green: every check passed (none pending or failed, at least one passed) and the merge state is CLEAN, HAS_HOOKS or UNSTABLE; red: a check failed (back to the model, at most twice); blocked: the third red round, a stall past repair.watch_minutes, a conflict, the pull request closed or merged outside, or a forge that cannot be read (then reason)."}
+	rUpdated  = Field{Name: "updated", Type: Bool, Description: "true when the branch was behind its base and was updated this round."}
+	rPassed   = Field{Name: "passed", Type: TextList, Description: "The names of the checks that passed."}
+	rFailed   = Field{Name: "failed", Type: TextList, Description: "The names of the checks that failed (red), which the model is told."}
+	rReason   = Field{Name: "reason", Type: Text, Description: "Why the watch ended blocked, or why the merge was declined."}
+	rDecision = Field{Name: "decision", Type: Text, Values: []string{DecisionAutomatic, DecisionApprove, DecisionDecline},
+		Description: "automatic: repair.auto_merge is set (repair only); approve: the person approved, and AXLR grants the human guard through the approver identity; decline: the person declined, or the candidate did not build (then reason)."}
+	rImproveDecision = Field{Name: "decision", Type: Text, Values: []string{DecisionApprove, DecisionDecline},
+		Description: "approve: the person approved, and AXLR grants the human guard through the approver identity; decline: the person declined, or the candidate did not build (then reason). An improvement has no automatic merge."}
+	rMerged   = Field{Name: "merged", Type: Bool, Description: "true when the pull request was squash-merged and its branch deleted; false when the merge failed (then error)."}
+	rMergeSHA = Field{Name: "merge_sha", Type: Text, Description: "The merge commit."}
+)
+
+// Values of the console steps' records.
+const (
+	VerdictGreen      = "green"
+	VerdictRed        = "red"
+	VerdictBlocked    = "blocked"
+	DecisionAutomatic = "automatic"
+	DecisionApprove   = "approve"
+	DecisionDecline   = "decline"
+)
+
+// The guard a person grants at the merge decision, and the role whose
+// identity grants it (made_approve_ceremony_guard with role_kind human):
+// only that role may fire merge_approved, so MADE records who merged.
+const (
+	MergeApprovalGuard = "person_approves"
+	ApproverRole       = "HUMAN_APPROVER"
+)
+
+// jobConsole are the console steps both jobs' definitions end with; the
+// decide step's decision differs.
+func jobConsole(decision Field) []Step {
+	return []Step{
+		{ID: "propose", Console: true, Records: []Field{rProposed, rPullRequest, rURL, rHeadSHA, rRound, rRerun, rError}},
+		{ID: "watch", Console: true, Records: []Field{rVerdict, rPullRequest, rHeadSHA, rRound, rUpdated, rPassed, rFailed, rReason}},
+		{ID: "decide", Console: true, Records: []Field{decision, rReason, rPullRequest, rHeadSHA}},
+		{ID: "merge", Console: true, Records: []Field{rMerged, rMergeSHA, rPullRequest, rError}},
+	}
+}
 
 // steps are the driver's view of each pinned definition's steps, by name
 // and version. A version's steps never change once it is published: the
@@ -120,6 +258,31 @@ var steps = map[string][]Step{
 			Requires: [][]string{{"report", "summary_en"}}, Check: CheckRevision, Outcome: "integrated",
 			Compact: `Example: axlr_step_done({"report": "Added the 1.2 entry; grep finds it", "summary_en": "Added the CHANGELOG entry for 1.2."}). Do not commit.`},
 	},
+}
+
+// The jobs' steps: the model's, then the console's.
+func init() {
+	steps["axlr_repair 1.0"] = append([]Step{
+		{ID: "reproduce", Fields: []Field{fCheck, fExpected, fObserved, fRepro},
+			Requires: [][]string{{"check_command", "expected", "observed"}, {"reproducible", "observed"}},
+			Check:    CheckReproduce, Outcome: "reproduced", ReadOnly: true,
+			Compact: `Example: axlr_step_done({"check_command": {"program": "go", "args": ["test", "./parser"]}, "expected": "ok", "observed": "FAIL TestParse"}). Find a command that exits nonzero because of the failure; or send reproducible: false with observed.`},
+		{ID: "diagnose", Fields: []Field{fRootCause, fEvidence, fFix, fConnectTo},
+			Requires: [][]string{{"root_cause", "evidence", "proposed_fix"}}, Outcome: "diagnosed", ReadOnly: true,
+			Compact: `Example: axlr_step_done({"root_cause": "Parse indexes an empty slice", "evidence": "parser.go:42 reads s[0]", "proposed_fix": "return an error when s is empty"}). Read the code; change nothing. connect_to is optional.`},
+		{ID: "repair", Fields: []Field{fRepairSummary, fSummaryEn, fRerun},
+			Requires: [][]string{{"summary", "summary_en"}}, Check: CheckRerun, Outcome: "repaired",
+			Compact: `Example: axlr_step_done({"summary": "Parse returns ErrEmpty for empty input", "summary_en": "Fixed Parse on empty input."}). Fix the code; AXLR reruns the reproduction command, which must exit zero. Do not commit.`},
+	}, jobConsole(rDecision)...)
+	steps["axlr_improve 1.0"] = append([]Step{
+		{ID: "brief", Fields: []Field{fCriteria, fScope, fMissingCheck, fFeasible, fInfeasible},
+			Requires: [][]string{{"criteria", "scope", "check_command"}, {"feasible", "observed"}},
+			Check:    CheckMissing, Outcome: "missing", ReadOnly: true,
+			Compact: `Example: axlr_step_done({"criteria": "exec output names its exit", "scope": "tools/exec.go", "check_command": {"program": "go", "args": ["test", "-run", "TestExitShown", "./tools"]}}). The command must fail now; or send feasible: false with observed.`},
+		{ID: "build", Fields: []Field{fImproveSummary, fSummaryEn, fImproveRerun},
+			Requires: [][]string{{"summary", "summary_en"}}, Check: CheckPresent, Outcome: "verified",
+			Compact: `Example: axlr_step_done({"summary": "exec output names its exit code", "summary_en": "Exec output now names the exit code."}). Make the change and its test; AXLR reruns the brief's command, which must exit zero and run a test. Do not commit.`},
+	}, jobConsole(rImproveDecision)...)
 }
 
 // unversioned is the version an empty one names: activity inputs recorded
@@ -184,6 +347,9 @@ type HandBack struct {
 	Command *CheckCommand
 	// NotReproducible: the model declared the failure not reproducible.
 	NotReproducible bool
+	// NotFeasible: the model declared the improvement not feasible
+	// (feasible: false).
+	NotFeasible bool
 	// Ignored names the fields dropped under the compact profile.
 	Ignored []string
 }
@@ -194,11 +360,17 @@ type HandBack struct {
 // not take is dropped and named in Ignored, and a check_command (or its
 // args) sent as one string is split on spaces. A string that holds shell
 // syntax is refused: there is no implicit shell, so a command that needs
-// one names it ({"program": "/bin/sh", "args": ["-c", "..."]}).
+// one names it ({"program": "/bin/sh", "args": ["-c", "..."]}). A set of
+// Requires that names a bool field (reproducible, feasible) is the model's
+// declaration that the step cannot be done: it holds only when that field
+// is false. A console step is refused: AXLR runs it, not the model.
 func Validate(definition, version, step string, args []byte, compact bool) (HandBack, error) {
 	st, ok := StepOf(definition, version, step)
 	if !ok {
 		return HandBack{}, fmt.Errorf("ceremony %s %s has no step %q", definition, cmp.Or(version, unversioned), step)
+	}
+	if st.Console {
+		return HandBack{}, fmt.Errorf("step %s is AXLR's own: it runs without the model, and nothing is handed back for it", step)
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(orEmpty(args)))
@@ -238,13 +410,16 @@ func Validate(definition, version, step string, args []byte, compact bool) (Hand
 		if cmd, ok := v.(CheckCommand); ok {
 			hb.Command = &cmd
 		}
-		if name == "reproducible" && v == false {
+		switch {
+		case name == "reproducible" && v == false:
 			hb.NotReproducible = true
+		case name == "feasible" && v == false:
+			hb.NotFeasible = true
 		}
 		hb.Fields[name] = v
 	}
 	for _, set := range st.Requires {
-		if hasAll(hb.Fields, set) && (!slices.Contains(set, "reproducible") || hb.NotReproducible) {
+		if hasAll(hb.Fields, set) && declaresFalse(known, hb.Fields, set) {
 			return hb, nil
 		}
 	}
@@ -261,6 +436,16 @@ func fieldList(st Step) string {
 		names[i] = f.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// declaresFalse reports whether every bool field a set names is false.
+func declaresFalse(known map[string]Field, fields map[string]any, set []string) bool {
+	for _, n := range set {
+		if known[n].Type == Bool && fields[n] != false {
+			return false
+		}
+	}
+	return true
 }
 
 func hasAll(fields map[string]any, names []string) bool {
@@ -297,8 +482,44 @@ func decodeField(f Field, raw json.RawMessage, compact bool) (any, error) {
 		return s, nil
 	case Command:
 		return decodeCommand(raw, compact)
+	case Links:
+		return decodeLinks(raw)
 	}
 	return nil, fmt.Errorf("unknown field type %s", f.Type)
+}
+
+func decodeLinks(raw json.RawMessage) ([]Link, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, errors.New(`must be an array of {"ref": "...", "rel": "...", "why": "...", "evidence": "..."}`)
+	}
+	if len(items) > MaxLinks {
+		return nil, fmt.Errorf("holds %d links; at most %d", len(items), MaxLinks)
+	}
+	links := make([]Link, 0, len(items))
+	for i, item := range items {
+		var l Link
+		dec := json.NewDecoder(bytes.NewReader(item))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf(`link %d must be {"ref": "...", "rel": "...", "why": "...", "evidence": "..."}: %v`, i+1, err)
+		}
+		for _, p := range []struct {
+			name     string
+			v        *string
+			optional bool
+		}{{"ref", &l.Ref, false}, {"rel", &l.Rel, false}, {"why", &l.Why, false}, {"evidence", &l.Evidence, true}} {
+			*p.v = strings.TrimSpace(*p.v)
+			switch {
+			case *p.v == "" && !p.optional:
+				return nil, fmt.Errorf("link %d: %s must not be empty", i+1, p.name)
+			case len(*p.v) > MaxFieldBytes:
+				return nil, fmt.Errorf("link %d: %s is over the %d KiB limit", i+1, p.name, MaxFieldBytes>>10)
+			}
+		}
+		links = append(links, l)
+	}
+	return links, nil
 }
 
 func decodeCommand(raw json.RawMessage, compact bool) (CheckCommand, error) {
@@ -373,14 +594,17 @@ func orEmpty(b []byte) []byte {
 }
 
 // StepDoneSchema is the JSON Schema of axlr_step_done's arguments: every
-// field of the ceremony under the standard profile, the step's own under the
-// compact one.
+// field of the ceremony's model steps under the standard profile, the
+// step's own under the compact one. A console step has none.
 func StepDoneSchema(definition, version, step string, compact bool) (json.RawMessage, error) {
 	var fields []Field
 	if compact {
 		st, ok := StepOf(definition, version, step)
 		if !ok {
 			return nil, fmt.Errorf("ceremony %s %s has no step %q", definition, cmp.Or(version, unversioned), step)
+		}
+		if st.Console {
+			return nil, fmt.Errorf("step %s is AXLR's own: the model hands nothing back for it", step)
 		}
 		fields = st.Fields
 	} else {
@@ -411,6 +635,20 @@ func StepDoneSchema(definition, version, step string, compact bool) (json.RawMes
 					"args":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
 				},
 				"required": []string{"program"},
+			}
+		case Links:
+			props[f.Name] = map[string]any{
+				"type": "array", "description": f.Description, "maxItems": MaxLinks,
+				"items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"ref":      map[string]any{"type": "string"},
+						"rel":      map[string]any{"type": "string"},
+						"why":      map[string]any{"type": "string"},
+						"evidence": map[string]any{"type": "string"},
+					},
+					"required": []string{"ref", "rel", "why"},
+				},
 			}
 		}
 	}
