@@ -6,6 +6,13 @@
 // A definition whose published digest differs from its pin must not be
 // started: the driver stops that ceremony's start with both digests, and the
 // others still work. TestPins checks every pin against its YAML.
+//
+// Two kinds of definition live here. A work mode's (axlr_debug,
+// axlr_delivery) starts from a session's --mode and the model works every
+// step. A job's (axlr_repair, axlr_improve) starts from a job's workflow
+// (axlr-tui --repair, --improve), never from --mode: the model works its
+// first steps, and the console steps after them (propose, watch, decide,
+// merge) are AXLR's own, run without the model (Step.Console).
 package ceremonies
 
 import (
@@ -13,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 )
 
 //go:embed *.yaml
@@ -23,7 +31,8 @@ type Definition struct {
 	// Name and Version as published in MADE.
 	Name    string
 	Version string
-	// Mode is the work mode that runs it (debug, delivery).
+	// Mode is the work mode that runs it (debug, delivery), or for a job's
+	// definition the job's kind (repair, improve).
 	Mode string
 	// Digest is the pinned semantic digest.
 	Digest string
@@ -36,6 +45,9 @@ type Definition struct {
 	Superseded bool
 	// Cancel: the definition has CancelTrigger from every live state.
 	Cancel bool
+	// Job: a job's workflow starts it (ForJob), never a session's --mode:
+	// Modes and ForMode leave it out.
+	Job bool
 }
 
 // CancelTrigger is the trigger that ends an instance in CANCELLED from any
@@ -43,7 +55,8 @@ type Definition struct {
 const CancelTrigger = "cancel"
 
 // definitions are the pinned definitions, by mode. 2.1 adds the cancel
-// trigger to 2.0; the steps are the same.
+// trigger to 2.0; the steps are the same. The jobs' 1.0 have the cancel
+// trigger from the start.
 var definitions = []Definition{
 	{Name: "axlr_debug", Version: "2.1", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.1.yaml", Cancel: true,
 		Digest: "043fb2fb48528bc71c9a6d9431250310e06e62b8d471ce9fea1fe9eaf574d74d"},
@@ -53,6 +66,10 @@ var definitions = []Definition{
 		Digest: "dd10c78c432d8c3bfcc8ed0f7af93a3aeebc2be0dadb0c708ad8dc76ca14873c"},
 	{Name: "axlr_delivery", Version: "2.0", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.0.yaml", Superseded: true,
 		Digest: "c1ba37bc3ed4af191456695b0cbaaff5f5745e495e0bcfdc594e8c7f9bbac8c1"},
+	{Name: "axlr_repair", Version: "1.0", Mode: "repair", BriefInput: "failure_brief", File: "axlr_repair-1.0.yaml", Cancel: true, Job: true,
+		Digest: "2e3793caf9c7a09c19c5ffd8ad3f689949d653f5c06b3fe365b27a0043672316"},
+	{Name: "axlr_improve", Version: "1.0", Mode: "improve", BriefInput: "improvement_brief", File: "axlr_improve-1.0.yaml", Cancel: true, Job: true,
+		Digest: "82772615e74400b0e26c8c7c33af99ce5564a78e76b1de219b029c860c6598c1"},
 }
 
 // Cancellable reports whether a definition's version has the cancel
@@ -64,27 +81,53 @@ func Cancellable(name, version string) bool {
 // All returns the pinned definitions, the superseded ones included.
 func All() []Definition { return slices.Clone(definitions) }
 
-// ForMode returns the definition a work mode starts.
+// ForMode returns the definition a work mode starts; a job's kind is not
+// a work mode (ForJob).
 func ForMode(mode string) (Definition, bool) {
+	return current(mode, false)
+}
+
+// ForJob returns the definition a job of the kind (repair, improve)
+// starts.
+func ForJob(kind string) (Definition, bool) {
+	return current(kind, true)
+}
+
+func current(mode string, job bool) (Definition, bool) {
 	for _, d := range definitions {
-		if d.Mode == mode && !d.Superseded {
+		if d.Mode == mode && d.Job == job && !d.Superseded {
 			return d, true
 		}
 	}
 	return Definition{}, false
 }
 
-// Modes lists the work modes that run a ceremony, sorted.
+// Modes lists the work modes that run a ceremony, sorted: what --mode
+// takes. The jobs' kinds are not among them.
 func Modes() []string {
 	var out []string
 	for _, d := range definitions {
-		if !d.Superseded {
+		if !d.Superseded && !d.Job {
 			out = append(out, d.Mode)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
+
+// Claim leases of the console steps that outlast timeouts.step_default
+// (3600 s in every definition here: the one step timeout MADE stores,
+// which the host enforces on the model's steps). The job's workflow
+// claims a console step with them; MADE only keeps another owner from
+// claiming the step while the lease holds.
+const (
+	// WatchLeaseMargin is what the watch step's lease adds to the watch's
+	// deadline: the lease is repair.watch_minutes plus this.
+	WatchLeaseMargin = 15 * time.Minute
+	// DecideLease is the decide step's lease: the merge decision waits for
+	// the person, as the incident's approval does.
+	DecideLease = 7 * 24 * time.Hour
+)
 
 // YAML returns a definition's embedded YAML.
 func (d Definition) YAML() ([]byte, error) {
