@@ -350,6 +350,7 @@ func Run(ctx context.Context, o Options) (err error) {
 func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.JobRegistry, workflow.RegisterOptions{Name: workflows.RegistryWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 }

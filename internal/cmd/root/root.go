@@ -18,6 +18,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/exec"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/internal/cmd/history"
+	"github.com/underpass-ai/axlr/internal/cmd/jobs"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
 )
 
@@ -31,6 +32,7 @@ const Usage = `Usage:
   axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
   axlr-tui result SESSION_ID [--json]
   axlr-tui history ID [--json]
+  axlr-tui jobs [--json] | axlr-tui jobs show ID [--json]
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 
@@ -80,7 +82,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 	})
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 	cmdutil.AddConnectionFlags(cmd.PersistentFlags(), &f.Conn)
-	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil))
+	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil))
 	return cmd
 }
 
@@ -91,7 +93,7 @@ func Execute(ctx context.Context, f *factory.Factory, args []string) error {
 	switch {
 	case holdsExec(args):
 		cmd = exec.NewCmdExec(f, nil)
-	case name == "result" || name == "history":
+	case name == "result" || name == "history" || name == "jobs":
 		cmd = NewCmdRoot(f)
 		args = append([]string{name}, rest...)
 	default:
@@ -138,7 +140,7 @@ func subcommand(args []string) (string, []string) {
 		}
 		break
 	}
-	if i > 0 && i < len(args) && (args[i] == "result" || args[i] == "history") {
+	if i > 0 && i < len(args) && (args[i] == "result" || args[i] == "history" || args[i] == "jobs") {
 		return args[i], append(slices.Clone(args[:i]), args[i+1:]...)
 	}
 	if len(args) == 0 {

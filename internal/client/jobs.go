@@ -1,0 +1,92 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	sdkclient "go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
+
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// JobRefusedError is an admission the registry refused, with the rule's
+// code and sentence.
+type JobRefusedError struct {
+	Refusal jobs.Refusal
+}
+
+func (e *JobRefusedError) Error() string { return e.Refusal.Error() }
+
+// AdmitJob asks the job registry to admit a job, starting the registry on
+// this host when it is not running yet. The registry applies its rules to
+// every client's jobs at once; a refusal is a *JobRefusedError. An empty
+// req.RequestID gets a new id; a retried request gets the same record.
+func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs.Record, error) {
+	if req.RequestID == "" {
+		id, err := session.NewID()
+		if err != nil {
+			return jobs.Record{}, fmt.Errorf("admit job: %w", err)
+		}
+		req.RequestID = id
+	}
+	start := c.tc.NewWithStartWorkflowOperation(sdkclient.StartWorkflowOptions{
+		ID:                       workflows.RegistryWorkflowID,
+		TaskQueue:                c.taskQueue(),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.RegistryWorkflow, workflows.RegistryInput{})
+	h, err := c.tc.UpdateWithStartWorkflow(ctx, sdkclient.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: sdkclient.UpdateWorkflowOptions{
+			UpdateID: req.RequestID, UpdateName: workflows.UpdateAdmit,
+			WaitForStage: sdkclient.WorkflowUpdateStageCompleted, Args: []any{req},
+		},
+	})
+	var rec jobs.Record
+	if err == nil {
+		err = h.Get(ctx, &rec)
+	}
+	if err != nil {
+		var app *sdktemporal.ApplicationError
+		if errors.As(err, &app) && app.Type() == workflows.ErrTypeJobRefused {
+			var ref jobs.Refusal
+			if app.Details(&ref) == nil {
+				return jobs.Record{}, &JobRefusedError{Refusal: ref}
+			}
+		}
+		return jobs.Record{}, c.refused(err)
+	}
+	return rec, nil
+}
+
+// Jobs lists every job the registry holds, newest first; none when the
+// registry has not started yet.
+func (c *Client) Jobs(ctx context.Context) ([]jobs.Record, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflows.RegistryWorkflowID, "", workflows.QueryJobs)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return []jobs.Record{}, nil
+	}
+	if err != nil {
+		return nil, c.reached(err)
+	}
+	out := []jobs.Record{}
+	if err := v.Get(&out); err != nil {
+		return nil, fmt.Errorf("decode the job registry's records: %w", err)
+	}
+	return out, nil
+}
+
+// Job returns one job's record.
+func (c *Client) Job(ctx context.Context, id string) (jobs.Record, error) {
+	all, err := c.Jobs(ctx)
+	if err != nil {
+		return jobs.Record{}, err
+	}
+	return jobs.Find(all, id)
+}

@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	domain "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
+	"github.com/underpass-ai/axlr/internal/cmd/factory"
+)
+
+type fakeClient struct {
+	records []domain.Record
+	closed  bool
+}
+
+func (f *fakeClient) Jobs(context.Context) ([]domain.Record, error) { return f.records, nil }
+func (f *fakeClient) Job(_ context.Context, id string) (domain.Record, error) {
+	return domain.Find(f.records, id)
+}
+func (f *fakeClient) Close() { f.closed = true }
+
+var (
+	at      = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	records = []domain.Record{
+		{ID: "20261201-1200-the-watch-never-settles", Kind: domain.Repair, Status: domain.AwaitingMerge, Step: "decide", Repository: "underpass-ai/axlr",
+			PullRequest: 12, URL: "https://github.com/underpass-ai/axlr/pull/12", HeadSHA: "abc123", Attempt: 1, Created: at, Updated: at.Add(time.Hour),
+			Brief: "the watch never settles\nwhen checks register late"},
+		{ID: "20261201-1100-add-a-changelog-entry", Kind: domain.Improve, Status: domain.Preparing, Created: at.Add(-time.Hour), Updated: at.Add(-time.Hour)},
+	}
+)
+
+// TestJobs: the list is a table of every job, newest first as the
+// registry gives them; show prints one record's fields; --json prints the
+// records; an unknown id says how to list them; no job yet says how to
+// start one.
+func TestJobs(t *testing.T) {
+	tests := []struct {
+		name           string
+		args           []string
+		records        []domain.Record
+		stdout, stderr string
+		code           int
+	}{
+		{name: "list", args: []string{}, records: records, stdout: "" +
+			"ID                                     KIND     STATUS          STEP    PULL REQUEST  UPDATED\n" +
+			"20261201-1200-the-watch-never-settles  repair   awaiting_merge  decide  #12           2026-12-01T13:00:00Z\n" +
+			"20261201-1100-add-a-changelog-entry    improve  preparing       -       -             2026-12-01T11:00:00Z\n"},
+		{name: "none yet", args: []string{}, stderr: "axlr-tui: no jobs yet; start one with --repair \"<failure brief>\" or --improve \"<improvement brief>\"\n"},
+		{name: "show", args: []string{"show", records[0].ID}, records: records, stdout: "" +
+			"id:           20261201-1200-the-watch-never-settles\n" +
+			"kind:         repair\n" +
+			"status:       awaiting_merge\n" +
+			"repository:   underpass-ai/axlr\n" +
+			"step:         decide\n" +
+			"pull request: #12 https://github.com/underpass-ai/axlr/pull/12\n" +
+			"head:         abc123\n" +
+			"attempt:      1\n" +
+			"created:      2026-12-01T12:00:00Z\n" +
+			"updated:      2026-12-01T13:00:00Z\n" +
+			"brief:        the watch never settles\n"},
+		{name: "unknown", args: []string{"show", "nope"}, records: records, code: 1,
+			stderr: "axlr-tui: no such job: nope (axlr-tui jobs lists the jobs)\n"},
+		{name: "usage", args: []string{"show"}, code: 2, stderr: "axlr-tui: usage: axlr-tui jobs show ID [--json]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, out, errOut := factory.Test()
+			fake := &fakeClient{records: tt.records}
+			f := &factory.Factory{IOStreams: ios}
+			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }}
+			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error { opts.ID, opts.JSON = o.ID, o.JSON; return jobsRun(ctx, opts) })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			code := cmdutil.ExitCode(cmd.Execute(), errOut)
+			if code != tt.code || out.String() != tt.stdout || errOut.String() != tt.stderr {
+				t.Fatalf("exit %d, stdout\n%s\nstderr\n%s", code, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// TestJobsJSON: --json prints the records as one line, the job record's
+// JSON (its field names are pinned in package jobs).
+func TestJobsJSON(t *testing.T) {
+	ios, _, out, _ := factory.Test()
+	fake := &fakeClient{records: records}
+	opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }, JSON: true}
+	if err := jobsRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil || len(got) != 2 || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	if got[0]["id"] != records[0].ID || got[0]["pull_request"] != float64(12) || !fake.closed {
+		t.Fatalf("first record %v", got[0])
+	}
+}
