@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	domain "github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
+	domain "github.com/underpass-ai/axlr/jobs"
 )
 
 // Client is what jobs needs of axlrd.

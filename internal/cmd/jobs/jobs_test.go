@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	domain "github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
+	domain "github.com/underpass-ai/axlr/jobs"
 )
 
 type fakeClient struct {
@@ -73,7 +73,10 @@ func TestJobs(t *testing.T) {
 			fake := &fakeClient{records: tt.records}
 			f := &factory.Factory{IOStreams: ios}
 			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }}
-			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error { opts.ID, opts.JSON = o.ID, o.JSON; return jobsRun(ctx, opts) })
+			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error {
+				opts.ID, opts.JSON = o.ID, o.JSON
+				return jobsRun(ctx, opts)
+			})
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
