@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/underpass-ai/axlr/jobs"
 )
 
 func testMarker(kind string) Marker {
@@ -336,37 +338,7 @@ func TestCheckMarker(t *testing.T) {
 	}
 }
 
-func TestSlugWords(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"hello_probe fails", "helloprobe-fails"},
-		{"Hello Probe FAILS twice", "hello-probe-fails-twice"},
-		{"Issue #123: exit code 0!", "issue-123-exit-code-0"},
-		{"", "failure"},
-		{" \t\n ", "failure"},
-		{"!!! ??? ...", "failure"},
-		{"¡Ñandú roto! está mal", "and-roto-est-mal"},
-		{"日本語 の テスト", "failure"},
-		{"Ошибка in axlr_exec", "in-axlrexec"},
-		{"naïve café crash", "nave-caf-crash"},
-		{"İstanbul Kelvin", "istanbul-kelvin"}, // strings.ToLower makes both ASCII
-		{"line\none\ttwo", "line-one-two"},
-		// 6+5+6+6+8+5+4 = 40 fits; "theta" would make 46.
-		{"alpha beta gamma delta epsilon zeta eta theta iota", "alpha-beta-gamma-delta-epsilon-zeta-eta"},
-		{"alpha beta gamma delta epsilon zeta etas theta", "alpha-beta-gamma-delta-epsilon-zeta"},
-		{strings.Repeat("a", 39) + " b", strings.Repeat("a", 39)},
-		{strings.Repeat("a", 40) + " b", "failure"},
-	}
-	for _, tc := range tests {
-		got := SlugWords(tc.in)
-		if got != tc.want {
-			t.Errorf("SlugWords(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		if len(got) > 39 {
-			t.Errorf("SlugWords(%q) is %d bytes", tc.in, len(got))
-		}
-	}
-}
-
+// TestSlug: the slugs jobs names jobs with are valid marker slugs.
 func TestSlug(t *testing.T) {
 	tests := []struct {
 		now        time.Time
@@ -377,7 +349,7 @@ func TestSlug(t *testing.T) {
 		{time.Date(2026, 1, 1, 0, 5, 0, 0, time.FixedZone("PST", -8*3600)), "", "20260101-0805-failure"},
 	}
 	for _, tc := range tests {
-		got := Slug(tc.now, tc.brief)
+		got := jobs.Slug(tc.now, tc.brief)
 		if got != tc.out {
 			t.Errorf("Slug(%v, %q) = %q, want %q", tc.now, tc.brief, got, tc.out)
 		}
