@@ -1,5 +1,6 @@
 // Package settings reads axlr's settings.json: the person's defaults for
-// models, approvals, the model provider and the daemon. Both axlrd and
+// models, approvals, the model provider, the daemon and the /repair and
+// /improve jobs. Both axlrd and
 // axlr-tui read it; flags override it and environment variables override the
 // provider's fields.
 //
@@ -11,15 +12,21 @@ package settings
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/underpass-ai/axlr/jobs"
 )
 
 // MaxSize is the largest settings file accepted.
@@ -47,9 +54,13 @@ type Settings struct {
 	// environment.
 	Secrets []string `json:"secrets,omitempty"`
 
+	// Repair and Jobs configure /repair and /improve jobs; Forge is where
+	// their pull requests are.
+	Repair Repair `json:"repair,omitzero"`
+	Jobs   Jobs   `json:"jobs,omitzero"`
+	Forge  Forge  `json:"forge,omitzero"`
+
 	// Keys of later features: known, kept, not used yet.
-	Repair      json.RawMessage `json:"repair,omitempty" settings:"opaque"`
-	Jobs        json.RawMessage `json:"jobs,omitempty" settings:"opaque"`
 	Plan        json.RawMessage `json:"plan,omitempty" settings:"opaque"`
 	Ceremonies  Ceremonies      `json:"ceremonies,omitzero"`
 	Jev         json.RawMessage `json:"jev,omitempty" settings:"opaque"`
@@ -60,6 +71,107 @@ type Settings struct {
 	Tools Tools `json:"tools,omitzero"`
 	// Plugins are the MCP plugins whose tools axlrd sessions offer.
 	Plugins []Plugin `json:"plugins,omitempty"`
+}
+
+// Defaults and ranges of the job settings.
+const (
+	// DefaultRepairRepository is this project's own repository.
+	DefaultRepairRepository = "underpass-ai/axlr"
+	DefaultWatchMinutes     = 45
+	MaxWatchMinutes         = 720
+	DefaultPollSeconds      = 30
+	MaxPollSeconds          = 300
+	DefaultMaxAttempts      = jobs.DefaultMaxAttempts
+	MaxMaxAttempts          = 5
+	DefaultMaxActive        = jobs.DefaultMaxActive
+	MaxMaxActive            = 8
+)
+
+// Repair configures the jobs of axlr-tui --repair and --improve.
+type Repair struct {
+	// Repository is the repository jobs work on, owner/name (default
+	// DefaultRepairRepository).
+	Repository string `json:"repository,omitempty"`
+	// Remote is the URL jobs clone and push, any git URL or an absolute
+	// local path (default: the forge's URL of Repository).
+	Remote string `json:"remote,omitempty"`
+	// Directory holds the clones, an absolute path (default
+	// <data>/axlr/repairs).
+	Directory string `json:"directory,omitempty"`
+	// AutoMerge merges a repair's green pull request without the person
+	// (default false; an improvement always waits for the person).
+	AutoMerge bool `json:"auto_merge,omitempty"`
+	// WatchMinutes bounds a watch of the pull request's checks, 1 to 720
+	// (0: 45).
+	WatchMinutes int `json:"watch_minutes,omitempty"`
+	// PollSeconds is how often a watch reads the pull request, 1 to 300
+	// (0: 30).
+	PollSeconds int `json:"poll_seconds,omitempty"`
+	// MaxAttempts bounds the repair sessions one failure signature starts,
+	// 1 to 5 (0: 2).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// About is the memory about of the jobs (default
+	// project:<repository name, lower-case>).
+	About string `json:"about,omitempty"`
+	// Install installs a merged job's candidate right after the merge
+	// (default false: axlr-tui jobs install does).
+	Install bool `json:"install,omitempty"`
+}
+
+// Jobs configures the job registry.
+type Jobs struct {
+	// MaxActive bounds the jobs active at once across every client, 1 to 8
+	// (0: 2).
+	MaxActive int `json:"max_active,omitempty"`
+}
+
+// Forge says where the pull requests are.
+type Forge struct {
+	// APIURL is the REST base of GitHub Enterprise or of a server on
+	// loopback (default: api.github.com). Plain http only on loopback.
+	APIURL string `json:"api_url,omitempty"`
+}
+
+// RepairRepository returns repair.repository.
+func (s *Settings) RepairRepository() string {
+	return cmp.Or(s.Repair.Repository, DefaultRepairRepository)
+}
+
+// RepairDirectory returns repair.directory, by default dataDir/repairs
+// (dataDir is axlr's data directory, DefaultDataDir).
+func (s *Settings) RepairDirectory(dataDir string) string {
+	return cmp.Or(s.Repair.Directory, filepath.Join(dataDir, "repairs"))
+}
+
+// RepairWatch returns repair.watch_minutes as a duration.
+func (s *Settings) RepairWatch() time.Duration {
+	return time.Duration(cmp.Or(s.Repair.WatchMinutes, DefaultWatchMinutes)) * time.Minute
+}
+
+// RepairPoll returns repair.poll_seconds as a duration.
+func (s *Settings) RepairPoll() time.Duration {
+	return time.Duration(cmp.Or(s.Repair.PollSeconds, DefaultPollSeconds)) * time.Second
+}
+
+// RepairMaxAttempts returns repair.max_attempts.
+func (s *Settings) RepairMaxAttempts() int { return cmp.Or(s.Repair.MaxAttempts, DefaultMaxAttempts) }
+
+// RepairAbout returns repair.about, by default project:<the repository's
+// name, lower-case>.
+func (s *Settings) RepairAbout() string {
+	if s.Repair.About != "" {
+		return s.Repair.About
+	}
+	repo := s.RepairRepository()
+	return "project:" + strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
+}
+
+// JobsMaxActive returns jobs.max_active.
+func (s *Settings) JobsMaxActive() int { return cmp.Or(s.Jobs.MaxActive, DefaultMaxActive) }
+
+// JobLimits returns the registry's limits as the settings give them.
+func (s *Settings) JobLimits() jobs.Limits {
+	return jobs.Limits{MaxActive: s.JobsMaxActive(), MaxAttempts: s.RepairMaxAttempts()}
 }
 
 // Tools configures the host tools.
@@ -212,6 +324,16 @@ func DefaultPath(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "axlr", "settings.json"), nil
 }
 
+// DefaultDataDir returns $XDG_DATA_HOME/axlr, falling back to
+// ~/.local/share/axlr.
+func DefaultDataDir(getenv func(string) string) (string, error) {
+	dir, err := xdgDir(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
+	if err != nil {
+		return "", fmt.Errorf("find data dir: %w", err)
+	}
+	return filepath.Join(dir, "axlr"), nil
+}
+
 // DefaultStateDir returns $XDG_STATE_HOME/axlr, falling back to
 // ~/.local/state/axlr.
 func DefaultStateDir(getenv func(string) string) (string, error) {
@@ -315,7 +437,98 @@ func (l *Loaded) validate() error {
 			return errors.New("approvals.always_ask holds an empty entry")
 		}
 	}
+	if err := l.Repair.validate(); err != nil {
+		return err
+	}
+	if err := inRange("jobs.max_active", l.Jobs.MaxActive, MaxMaxActive, DefaultMaxActive); err != nil {
+		return err
+	}
+	return l.Forge.validate()
+}
+
+func (r Repair) validate() error {
+	if r.Repository != "" {
+		owner, name, ok := strings.Cut(r.Repository, "/")
+		if !ok || !repoPart(owner) || !repoPart(name) {
+			return fmt.Errorf("repair.repository %q: want owner/name, such as %s", r.Repository, DefaultRepairRepository)
+		}
+	}
+	if r.Remote != "" && !gitURL(r.Remote) && !filepath.IsAbs(r.Remote) {
+		return fmt.Errorf("repair.remote %q: want a git URL (https://…, ssh://…, git@host:path) or an absolute path", r.Remote)
+	}
+	if r.Directory != "" && !filepath.IsAbs(r.Directory) {
+		return fmt.Errorf("repair.directory %q must be an absolute path", r.Directory)
+	}
+	if r.About != "" && strings.TrimSpace(r.About) == "" {
+		return errors.New("repair.about is blank: leave it out for project:<repository name>")
+	}
+	for _, n := range []struct {
+		key              string
+		value, max, dflt int
+	}{
+		{"repair.watch_minutes", r.WatchMinutes, MaxWatchMinutes, DefaultWatchMinutes},
+		{"repair.poll_seconds", r.PollSeconds, MaxPollSeconds, DefaultPollSeconds},
+		{"repair.max_attempts", r.MaxAttempts, MaxMaxAttempts, DefaultMaxAttempts},
+	} {
+		if err := inRange(n.key, n.value, n.max, n.dflt); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// inRange refuses a value outside 1..hi; 0 is "not set".
+func inRange(key string, value, hi, dflt int) error {
+	if value < 0 || value > hi {
+		return fmt.Errorf("%s %d is out of range: use 1 to %d (default %d)", key, value, hi, dflt)
+	}
+	return nil
+}
+
+// repoPart reports whether s is a GitHub owner or repository name.
+func repoPart(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitURL reports whether s is a git URL: scheme://host/path or the
+// scp-like [user@]host:path.
+func gitURL(s string) bool {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && strings.Contains(s, "://") {
+		return u.Host != "" || u.Scheme == "file"
+	}
+	host, path, ok := strings.Cut(s, ":")
+	return ok && host != "" && path != "" && !strings.ContainsAny(host, "/\\")
+}
+
+func (f Forge) validate() error {
+	if f.APIURL == "" {
+		return nil
+	}
+	u, err := url.Parse(f.APIURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("forge.api_url %q: want an http(s) URL, such as https://github.example.com/api/v3", f.APIURL)
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return fmt.Errorf("forge.api_url %q: plain http only on loopback (localhost, 127.0.0.0/8, ::1), since the token is sent to it; use https", f.APIURL)
+	}
+	return nil
+}
+
+// loopback reports whether host names this machine's loopback.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // unknownKeys walks a decoded JSON object against a struct type and returns

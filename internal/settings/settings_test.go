@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/jobs"
 )
 
 func TestLoad(t *testing.T) {
@@ -37,7 +40,8 @@ func TestLoad(t *testing.T) {
 	if l.Daemon.UIPort == nil || *l.Daemon.UIPort != 0 || l.Daemon.SQLiteSync != "full" {
 		t.Fatalf("daemon %+v", l.Daemon)
 	}
-	want := []string{"approvals.mystery", "colour", "models.small.temperature"}
+	// repair is typed now: a key it does not declare is reported.
+	want := []string{"approvals.mystery", "colour", "models.small.temperature", "repair.anything"}
 	if !reflect.DeepEqual(l.Unknown, want) {
 		t.Fatalf("unknown %v, want %v", l.Unknown, want)
 	}
@@ -81,6 +85,13 @@ func TestDefaultPaths(t *testing.T) {
 	if p, _ := DefaultStateDir(get); p != "/home/p/.local/state/axlr" {
 		t.Fatalf("state dir %s", p)
 	}
+	if p, _ := DefaultDataDir(get); p != "/home/p/.local/share/axlr" {
+		t.Fatalf("data dir %s", p)
+	}
+	env["XDG_DATA_HOME"] = "/x/data"
+	if p, _ := DefaultDataDir(get); p != "/x/data/axlr" {
+		t.Fatalf("data dir %s", p)
+	}
 	env["XDG_CONFIG_HOME"], env["XDG_STATE_HOME"] = "/x/config", "/x/state"
 	if p, _ := DefaultPath(get); p != "/x/config/axlr/settings.json" {
 		t.Fatalf("settings path %s", p)
@@ -92,5 +103,126 @@ func TestDefaultPaths(t *testing.T) {
 	env["XDG_STATE_HOME"] = "rel"
 	if p, _ := DefaultStateDir(get); p != "/home/p/.local/state/axlr" {
 		t.Fatalf("state dir %s", p)
+	}
+}
+
+func TestJobSettings(t *testing.T) {
+	l, err := Parse([]byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := []struct {
+		name      string
+		got, want any
+	}{
+		{"repository", l.RepairRepository(), "underpass-ai/axlr"},
+		{"directory", l.RepairDirectory("/d/axlr"), "/d/axlr/repairs"},
+		{"watch", l.RepairWatch(), 45 * time.Minute},
+		{"poll", l.RepairPoll(), 30 * time.Second},
+		{"max attempts", l.RepairMaxAttempts(), 2},
+		{"about", l.RepairAbout(), "project:axlr"},
+		{"max active", l.JobsMaxActive(), 2},
+		{"limits", l.JobLimits(), jobs.Limits{MaxActive: 2, MaxAttempts: 2}},
+		{"auto merge", l.Repair.AutoMerge, false},
+		{"install", l.Repair.Install, false},
+		{"api url", l.Forge.APIURL, ""},
+	}
+	for _, d := range defaults {
+		if !reflect.DeepEqual(d.got, d.want) {
+			t.Errorf("default %s: %v, want %v", d.name, d.got, d.want)
+		}
+	}
+	doc := `{
+		"repair": {"repository": "Acme/My-App", "remote": "/srv/git/app.git", "directory": "/var/clones", "auto_merge": true,
+			"watch_minutes": 720, "poll_seconds": 1, "max_attempts": 5, "install": true},
+		"jobs": {"max_active": 8},
+		"forge": {"api_url": "http://127.0.0.1:8080/api/v3"}
+	}`
+	l, err = Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := []struct {
+		name      string
+		got, want any
+	}{
+		{"repository", l.RepairRepository(), "Acme/My-App"},
+		{"remote", l.Repair.Remote, "/srv/git/app.git"},
+		{"directory", l.RepairDirectory("/d/axlr"), "/var/clones"},
+		{"watch", l.RepairWatch(), 12 * time.Hour},
+		{"poll", l.RepairPoll(), time.Second},
+		{"max attempts", l.RepairMaxAttempts(), 5},
+		{"about from the repository", l.RepairAbout(), "project:my-app"},
+		{"max active", l.JobsMaxActive(), 8},
+		{"auto merge", l.Repair.AutoMerge, true},
+		{"install", l.Repair.Install, true},
+		{"api url", l.Forge.APIURL, "http://127.0.0.1:8080/api/v3"},
+	}
+	for _, d := range set {
+		if !reflect.DeepEqual(d.got, d.want) {
+			t.Errorf("%s: %v, want %v", d.name, d.got, d.want)
+		}
+	}
+	if len(l.Unknown) != 0 {
+		t.Errorf("unknown %v", l.Unknown)
+	}
+	if l, _ := Parse([]byte(`{"repair": {"about": "project:other"}}`)); l.RepairAbout() != "project:other" {
+		t.Errorf("about %q", l.RepairAbout())
+	}
+	l, err = Parse([]byte(`{"repair": {"autonomous": true}, "jobs": {"queue": 1}, "forge": {"token": "x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"forge.token", "jobs.queue", "repair.autonomous"}; !reflect.DeepEqual(l.Unknown, want) {
+		t.Errorf("unknown %v, want %v", l.Unknown, want)
+	}
+}
+
+func TestJobSettingsRefused(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"repository without owner", `{"repair": {"repository": "axlr"}}`, `repair.repository "axlr": want owner/name, such as underpass-ai/axlr`},
+		{"repository with a path", `{"repair": {"repository": "a/b/c"}}`, `repair.repository "a/b/c": want owner/name`},
+		{"repository with a space", `{"repair": {"repository": "a/b c"}}`, `repair.repository "a/b c": want owner/name`},
+		{"repository of dots", `{"repair": {"repository": "../x"}}`, `repair.repository "../x": want owner/name`},
+		{"relative remote", `{"repair": {"remote": "../app.git"}}`, `repair.remote "../app.git": want a git URL (https://…, ssh://…, git@host:path) or an absolute path`},
+		{"remote URL without host", `{"repair": {"remote": "https:///x"}}`, `repair.remote "https:///x": want a git URL`},
+		{"relative directory", `{"repair": {"directory": "clones"}}`, `repair.directory "clones" must be an absolute path`},
+		{"blank about", `{"repair": {"about": "  "}}`, "repair.about is blank"},
+		{"watch too long", `{"repair": {"watch_minutes": 721}}`, "repair.watch_minutes 721 is out of range: use 1 to 720 (default 45)"},
+		{"watch negative", `{"repair": {"watch_minutes": -1}}`, "repair.watch_minutes -1 is out of range: use 1 to 720 (default 45)"},
+		{"poll too slow", `{"repair": {"poll_seconds": 301}}`, "repair.poll_seconds 301 is out of range: use 1 to 300 (default 30)"},
+		{"attempts too many", `{"repair": {"max_attempts": 6}}`, "repair.max_attempts 6 is out of range: use 1 to 5 (default 2)"},
+		{"active too many", `{"jobs": {"max_active": 9}}`, "jobs.max_active 9 is out of range: use 1 to 8 (default 2)"},
+		{"active negative", `{"jobs": {"max_active": -2}}`, "jobs.max_active -2 is out of range: use 1 to 8 (default 2)"},
+		{"api url not http", `{"forge": {"api_url": "ftp://x/api"}}`, `forge.api_url "ftp://x/api": want an http(s) URL, such as https://github.example.com/api/v3`},
+		{"api url without host", `{"forge": {"api_url": "api/v3"}}`, `forge.api_url "api/v3": want an http(s) URL`},
+		{"plain http off loopback", `{"forge": {"api_url": "http://github.example.com/api/v3"}}`,
+			`forge.api_url "http://github.example.com/api/v3": plain http only on loopback (localhost, 127.0.0.0/8, ::1), since the token is sent to it; use https`},
+		{"plain http to a private address", `{"forge": {"api_url": "http://10.0.0.1/api"}}`, "plain http only on loopback"},
+		{"wrong type", `{"jobs": {"max_active": "2"}}`, "wrong type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	accepted := []string{
+		`{"repair": {"remote": "https://github.com/acme/app.git"}}`,
+		`{"repair": {"remote": "ssh://git@github.com/acme/app.git"}}`,
+		`{"repair": {"remote": "git@github.com:acme/app.git"}}`,
+		`{"repair": {"remote": "file:///srv/git/app.git"}}`,
+		`{"repair": {"watch_minutes": 1, "poll_seconds": 300, "max_attempts": 1}, "jobs": {"max_active": 1}}`,
+		`{"forge": {"api_url": "https://github.example.com/api/v3"}}`,
+		`{"forge": {"api_url": "http://localhost:9/api"}}`,
+		`{"forge": {"api_url": "http://[::1]:9/"}}`,
+		`{"forge": {"api_url": "http://127.8.0.1/"}}`,
+	}
+	for _, doc := range accepted {
+		if _, err := Parse([]byte(doc)); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
 	}
 }
