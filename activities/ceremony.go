@@ -51,6 +51,9 @@ const evCheck = "check.result"
 // differs from its pin, opens the instance and claims its first step.
 func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (workflows.CeremonyStartResult, error) {
 	def, ok := ceremonies.ForMode(in.Mode)
+	if in.Job {
+		def, ok = ceremonies.ForJob(in.Mode)
+	}
 	if !ok {
 		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError("no ceremony runs in mode "+in.Mode, workflows.ErrTypeBadRequest, nil)
 	}
@@ -158,7 +161,7 @@ func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (wo
 		}
 		return workflows.HandBackResult{}, err
 	}
-	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, Ignored: hb.Ignored}, nil
+	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, NotFeasible: hb.NotFeasible, Ignored: hb.Ignored}, nil
 }
 
 // handBackError is a refused hand-back: the model's to fix.

@@ -168,7 +168,10 @@ func (c *CeremonyState) budget() int {
 // CeremonyStartInput opens an instance of the mode's pinned definition and
 // claims its first step.
 type CeremonyStartInput struct {
+	// Mode is the work mode that runs the ceremony, or with Job the job's
+	// kind (repair, improve).
 	Mode       string         `json:"mode"`
+	Job        bool           `json:"job,omitempty"`
 	InstanceID string         `json:"instance_id"`
 	SessionID  string         `json:"session_id"`
 	Context    map[string]any `json:"context"`
@@ -241,7 +244,9 @@ type HandBackResult struct {
 	Error           string                   `json:"error,omitempty"`
 	Command         *ceremonies.CheckCommand `json:"command,omitempty"`
 	NotReproducible bool                     `json:"not_reproducible,omitempty"`
-	Ignored         []string                 `json:"ignored,omitempty"`
+	// NotFeasible: an improvement's brief declared it not feasible.
+	NotFeasible bool     `json:"not_feasible,omitempty"`
+	Ignored     []string `json:"ignored,omitempty"`
 }
 
 // RunCheckInput runs a check command in the workspace, once per key.
@@ -353,19 +358,37 @@ func (d *Driver) Outcome(executionID string) *contract.CeremonyOutcome {
 // tells the model where it stands. The person's prompt is the brief.
 func (d *Driver) Start(ctx workflow.Context, mode, prompt, executionID string) error {
 	def, _ := ceremonies.ForMode(mode)
+	return d.start(ctx, def, CeremonyStartInput{Mode: mode}, prompt, executionID)
+}
+
+// StartJob opens the instance of a job's definition (kind repair or
+// improve) with the job's brief and its context (repository, issue), and
+// claims its first step. Jobs run under the standard profile.
+func (d *Driver) StartJob(ctx workflow.Context, kind, brief, executionID string, context map[string]any) error {
+	def, ok := ceremonies.ForJob(kind)
+	if !ok {
+		return fmt.Errorf("start job: no definition for %q", kind)
+	}
+	return d.start(ctx, def, CeremonyStartInput{Mode: kind, Job: true, Context: context}, brief, executionID)
+}
+
+func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in CeremonyStartInput, prompt, executionID string) error {
 	id := fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
+	in.InstanceID, in.SessionID = id, d.t.Current()
+	if in.Context == nil {
+		in.Context = map[string]any{}
+	}
+	in.Context[def.BriefInput], in.Context["workspace"] = prompt, d.t.st.Root
 	var res CeremonyStartResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, CeremonyStartInput{
-		Mode: mode, InstanceID: id, SessionID: d.t.Current(),
-		Context: map[string]any{def.BriefInput: prompt, "workspace": d.t.st.Root},
-	}).Get(ctx, &res)
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, in).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("start ceremony %s %s: %w", def.Name, def.Version, err)
 	}
 	snap := d.t.st.Snapshot
+	mode := in.Mode
 	*d.slot = &CeremonyState{
 		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
-		Compact:      snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow),
+		Compact:      !in.Job && (snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow)),
 		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt,
 	}
 	*d.mode = mode
@@ -461,8 +484,24 @@ func (d *Driver) note(ctx workflow.Context, kind, text string) error {
 	return nil
 }
 
-// stepOpen reports whether a ceremony runs with a step open.
-func (d *Driver) stepOpen() bool { c := d.c(); return c.Active() && c.Step != "" }
+// stepOpen reports whether a ceremony runs with a step open for the
+// model: a console step (a job's propose, watch, decide, merge) is the
+// host's to run, and the model has nothing to hand back.
+func (d *Driver) stepOpen() bool {
+	c := d.c()
+	return c.Active() && c.Step != "" && !c.step().Console
+}
+
+// ConsoleStep is the console step the ceremony waits on, if any: the host
+// runs it without the model.
+func (d *Driver) ConsoleStep() (ceremonies.Step, bool) {
+	c := d.c()
+	if !c.Active() || c.Step == "" {
+		return ceremonies.Step{}, false
+	}
+	st := c.step()
+	return st, st.Console
+}
 
 // Offer is the tools offered while a step is open: the compact profile
 // hides writes in read-only steps and adds axlr_history; axlr_step_done
@@ -514,7 +553,11 @@ func (d *Driver) OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bo
 		}
 	}
 	if c.Tool == StepDoneTool {
-		return true, d.t.Record(ctx, c, contract.CallFailed, "", stepReply{Error: "no ceremony step is open in this session"}.text())
+		msg := "no ceremony step is open in this session"
+		if st, ok := d.ConsoleStep(); ok {
+			msg = fmt.Sprintf("step %s is AXLR's own and runs without you: there is nothing to hand back", st.ID)
+		}
+		return true, d.t.Record(ctx, c, contract.CallFailed, "", stepReply{Error: msg}.text())
 	}
 	if cer := d.c(); c.Tool == HistoryTool && !(d.stepOpen() && cer.Compact) {
 		return true, d.t.Record(ctx, c, contract.CallFailed, "", HistoryTool+" is not offered here: it reads the transcript in a compact ceremony step")
@@ -746,8 +789,8 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 	recorded := map[string]any{st.Outcome: true}
 	var cmd *ceremonies.CheckCommand
 	switch st.Check {
-	case ceremonies.CheckReproduce, ceremonies.CheckBaseline:
-		if hb.NotReproducible {
+	case ceremonies.CheckReproduce, ceremonies.CheckBaseline, ceremonies.CheckMissing:
+		if hb.NotReproducible || hb.NotFeasible {
 			recorded[st.Outcome], recorded["settled"] = false, true
 			break
 		}
@@ -761,7 +804,7 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 			cer.Command = hb.Command
 		}
 		cmd = cer.Command
-	case ceremonies.CheckRerun:
+	case ceremonies.CheckRerun, ceremonies.CheckPresent:
 		if cer.Command == nil {
 			return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())
 		}
@@ -772,6 +815,19 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 			return d.t.Record(ctx, c, contract.CallForbidden, "", stepReply{Step: cer.Step, Error: msg}.text())
 		}
 		cmd = cer.Command
+	}
+	if cmd != nil && st.Check == ceremonies.CheckMissing {
+		// The improvement must be missing from a clean tree: a change the
+		// model made could be what makes the check fail.
+		rev, err := d.runCheck(ctx, fmt.Sprintf("%s:%s:%d:clean", cer.InstanceID, cer.Step, cer.Iteration), nil)
+		if err != nil {
+			return err
+		}
+		if _, dirty := revisionOf(rev); strings.TrimSpace(dirty) != "" {
+			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Error: fmt.Sprintf(
+				"the clone has changes (%s): the brief's check must show the improvement missing on a clean tree, so restore those files (change nothing in this step) and hand the step back again. MADE is unchanged.",
+				strings.Join(strings.Fields(dirty), " "))}.text())
+		}
 	}
 	if cmd != nil || st.Check == ceremonies.CheckRevision {
 		check, err := d.runCheck(ctx, fmt.Sprintf("%s:%s:%d", cer.InstanceID, cer.Step, cer.Iteration), cmd)
@@ -797,6 +853,21 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 			recorded[st.Outcome] = exit == 0
 			if exit != 0 {
 				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", exit)
+			}
+		case ceremonies.CheckMissing:
+			missing := st.Check.Holds(exit, check.OutputTail)
+			recorded[st.Outcome], recorded["settled"] = missing, missing
+			if !missing {
+				reply.Feedback += fmt.Sprintf("The command exited %d and ran tests: the improvement is not missing. Hand back a check that fails until the improvement is built. ", exit)
+			}
+		case ceremonies.CheckPresent:
+			present := st.Check.Holds(exit, check.OutputTail)
+			recorded[st.Outcome] = present
+			switch {
+			case exit != 0:
+				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", exit)
+			case !present:
+				reply.Feedback += "The command passed but ran no test ([no tests to run]): add the test the brief's check names. "
 			}
 		case ceremonies.CheckRevision:
 			recorded["revision"], recorded["dirty"] = revisionOf(check)
@@ -1024,5 +1095,8 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 	v.NextStep = step
 	d.claimed(ctx, v)
 	reply.NextStep, reply.Iteration, reply.Instr = step, cer.Iteration, cer.instruction()
+	if cer.step().Console {
+		reply.Instr = fmt.Sprintf("Step %s is AXLR's own: it runs without you. Do not call %s; answer the person briefly with what you did.", step, StepDoneTool)
+	}
 	return nil
 }
