@@ -278,7 +278,8 @@ func TestUpdateBranchAndSquashMerge(t *testing.T) {
 	}
 	if p := r.PullRequests(); len(p) != 1 || !p[0].Merged || p[0].MergeSHA != squash || p[0].State != "closed" {
 		t.Errorf("pull requests = %+v", p)
-	} // What the server wrote is a repository git itself accepts.
+	}
+	// What the server wrote is a repository git itself accepts.
 	if out, err := exec.Command("git", "-C", r.Path(), "fsck", "--strict").CombinedOutput(); err != nil {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
