@@ -165,11 +165,14 @@ func (s *Server) CreateRepository(fullName string, files map[string]string) (*Re
 		return nil, fmt.Errorf("githubtest: repository %s exists", fullName)
 	}
 	path := filepath.Join(s.dir, owner, name+".git")
-	g, err := git.PlainInit(path, true)
+	r := newRepository(s, fullName, path)
+	g, err := git.PlainInitWithOptions(path, &git.PlainInitOptions{
+		Bare:        true,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(r.defaultBranch)},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("githubtest: create %s: %w", fullName, err)
 	}
-	r := newRepository(s, fullName, path)
 	fs := map[string]entry{}
 	if err := putFiles(g, fs, files); err != nil {
 		return nil, fmt.Errorf("githubtest: create %s: %w", fullName, err)

@@ -283,6 +283,10 @@ func TestUpdateBranchAndSquashMerge(t *testing.T) {
 	if out, err := exec.Command("git", "-C", r.Path(), "fsck", "--strict").CombinedOutput(); err != nil {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
+	// A clone checks out main, the bare repository's HEAD.
+	if out, err := exec.Command("git", "-C", r.Path(), "symbolic-ref", "HEAD").CombinedOutput(); err != nil || string(out) != "refs/heads/main\n" {
+		t.Errorf("HEAD = %q, %v; want refs/heads/main", out, err)
+	}
 }
 
 func TestMergeRefusals(t *testing.T) {
