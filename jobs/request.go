@@ -344,6 +344,7 @@ func decodeRequest(tool string, args json.RawMessage, minCalls int, describe, ex
 		return Request{}, refuse(RefuseArguments, "", "the arguments of %s are not JSON: %v at byte %d, near %q", tool, syntax, syntax.Offset, near(args, syntax.Offset))
 	}
 	var req Request
+	//workflowcheck:ignore jsonargs.Decode sorts the names it reads from a map before it uses them
 	if err := jsonargs.Decode(tool, args, &req, "description", "expected", "observed", "evidence", "tool_calls"); err != nil {
 		return Request{}, refuse(RefuseArguments, "", "%s", err.Error())
 	}
