@@ -1030,6 +1030,48 @@ func recordedForResult(recorded map[string]any) map[string]any {
 	return out
 }
 
+// CompleteConsole completes the console step the ceremony waits on (a
+// job's propose, watch, decide or merge) with what the host recorded, and
+// moves the instance on: the enabled transition, and the next step's
+// claim. It returns where the ceremony stands for the host: the next
+// step, or the state it ended in. A retried completion finds the one MADE
+// already holds (the step's iteration is its key).
+func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any) (ConsoleOutcome, error) {
+	cer := d.c()
+	st, ok := d.ConsoleStep()
+	if !ok {
+		return ConsoleOutcome{}, fmt.Errorf("no console step is open in ceremony %s", cer.InstanceID)
+	}
+	var v InstanceView
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+		SessionID: d.t.Current(), Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
+		Step: st.ID, Iteration: cer.Iteration, Status: "completed", Recorded: recorded,
+	}).Get(ctx, &v)
+	if err != nil {
+		return ConsoleOutcome{}, fmt.Errorf("complete step %s: %w", st.ID, err)
+	}
+	cer.Records = append(cer.Records, contract.StepRecord{Step: st.ID, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)})
+	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: cer.InstanceID, Step: st.ID, Iteration: cer.Iteration, Status: contract.CallCompleted})
+	var reply stepReply
+	if err := d.advance(ctx, v, &reply); err != nil {
+		return ConsoleOutcome{}, err
+	}
+	return ConsoleOutcome{Step: cer.Step, State: cer.State, Ended: cer.Ended, Stopped: cer.Stopped, Note: reply.Feedback}, nil
+}
+
+// ConsoleOutcome is where a ceremony stands after a console step.
+type ConsoleOutcome struct {
+	// Step is the step claimed next (a model's or the console's), empty
+	// when none is.
+	Step  string `json:"step,omitempty"`
+	State string `json:"state"`
+	Ended bool   `json:"ended,omitempty"`
+	// Stopped says why the driver stopped driving (needs_operator: …).
+	Stopped string `json:"stopped,omitempty"`
+	// Note is what the driver said of the move, for the host's log.
+	Note string `json:"note,omitempty"`
+}
+
 // advance moves the instance on after a completion: the same step again
 // when it repeats, else the enabled transition and the next step's claim.
 func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {

@@ -73,12 +73,15 @@ func (f *improveCeremony) Complete(_ context.Context, in CompleteInput) (Instanc
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.completed = append(f.completed, in)
-	triggers := map[string]string{"brief": "briefed", "build": "verified"}
+	triggers := map[string]string{"brief": "briefed", "build": "verified", "propose": "proposed", "watch": "checks_passed", "decide": "merge_approved", "merge": "merged"}
 	return InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(in.Step), Enabled: []string{triggers[in.Step]}}, nil
 }
 
 func (f *improveCeremony) Transition(_ context.Context, in TransitionInput) (InstanceView, error) {
-	next := map[string]string{"briefed": "build", "verified": "propose"}[in.Trigger]
+	if in.Trigger == "merged" {
+		return InstanceView{InstanceID: in.InstanceID, State: "COMPLETED", Completed: true}, nil
+	}
+	next := map[string]string{"briefed": "build", "verified": "propose", "proposed": "watch", "checks_passed": "decide", "merge_approved": "merge"}[in.Trigger]
 	return InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(next), NextStep: next, Steps: []StepView{{Step: next, Status: "pending", Iteration: 1}}}, nil
 }
 
@@ -91,6 +94,10 @@ type jobReport struct {
 	Result  contract.Result
 	Console string
 	State   string
+	// Steps are the console steps the host completed, and where each left
+	// the ceremony.
+	Steps []string
+	Ended bool
 }
 
 // jobHost hosts a turn and the driver the way a job's workflow will: the
@@ -117,14 +124,34 @@ func jobHost(ctx workflow.Context) (jobReport, error) {
 	if s, ok := d.ConsoleStep(); ok {
 		console = s.ID
 	}
-	return jobReport{Result: *res, Console: console, State: slot.State}, nil
+	r := jobReport{Result: *res, Console: console, State: slot.State}
+	recorded := map[string]map[string]any{
+		"propose": {"proposed": true, "pull_request": 7, "head_sha": "abc"},
+		"watch":   {"verdict": ceremonies.VerdictGreen, "pull_request": 7, "head_sha": "abc"},
+		"decide":  {"decision": ceremonies.DecisionApprove, "pull_request": 7, "head_sha": "abc"},
+		"merge":   {"merged": true, "merge_sha": "def", "pull_request": 7},
+	}
+	for {
+		st, ok := d.ConsoleStep()
+		if !ok {
+			break
+		}
+		out, err := d.CompleteConsole(ctx, recorded[st.ID])
+		if err != nil {
+			return r, err
+		}
+		r.Steps = append(r.Steps, st.ID+">"+out.State)
+		r.Ended = out.Ended
+	}
+	return r, nil
 }
 
 // TestJobDriver: an improvement's brief is refused on a dirty tree; on a
 // clean one its check passing with [no tests to run] shows the
 // improvement missing; the build's rerun passes with a test; then the
 // driver claims the console's propose, tells the model it is AXLR's, and
-// the turn ends with the step left for the job's workflow.
+// the turn ends with the step left for the job's workflow, which completes
+// the console's steps with what it recorded.
 func TestJobDriver(t *testing.T) {
 	acts := newScripted(
 		reply{calls: []scriptCall{stepDoneCall(map[string]any{"criteria": "c", "scope": "s", "check_command": map[string]any{"program": "go", "args": []string{"test", "-run", "TestFlag", "./..."}}})}},
@@ -149,7 +176,7 @@ func TestJobDriver(t *testing.T) {
 	if first := acts.recorded[0].Message; !strings.Contains(first, "the clone has changes (M main.go)") {
 		t.Fatalf("dirty brief recorded %s", first)
 	}
-	if len(cer.completed) != 2 || cer.completed[0].Recorded["missing"] != true || cer.completed[0].Recorded["settled"] != true || cer.completed[1].Recorded["verified"] != true {
+	if len(cer.completed) != 6 || cer.completed[0].Recorded["missing"] != true || cer.completed[0].Recorded["settled"] != true || cer.completed[1].Recorded["verified"] != true {
 		t.Fatalf("completions %+v", cer.completed)
 	}
 	if r.Console != "propose" || r.State != "PROPOSE" || r.Result.Status != contract.Completed || len(acts.requests) != 4 {
@@ -161,5 +188,12 @@ func TestJobDriver(t *testing.T) {
 	}
 	if last := acts.requests[len(acts.requests)-1]; last.StepDone != nil || slices.Contains(last.Tools, StepDoneTool) {
 		t.Fatalf("the last request offers %v, step_done %+v", last.Tools, last.StepDone)
+	}
+	// The host then runs the console steps through CompleteConsole.
+	if strings.Join(r.Steps, " ") != "propose>WATCH watch>DECIDE decide>MERGE merge>COMPLETED" || !r.Ended {
+		t.Fatalf("console steps %v, ended %v", r.Steps, r.Ended)
+	}
+	if got := cer.completed[len(cer.completed)-1]; got.Step != "merge" || got.Recorded["merge_sha"] != "def" {
+		t.Fatalf("the merge's completion %+v", got)
 	}
 }
