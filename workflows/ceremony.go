@@ -40,14 +40,15 @@ const CheckTool = "axlr_check"
 // Activity names of the ceremony driver, registered with the "ceremony."
 // prefix by activities.Ceremony.
 const (
-	ActivityCeremonyStart      = "ceremony.Start"
-	ActivityCeremonyClaim      = "ceremony.Claim"
-	ActivityCeremonyHandBack   = "ceremony.HandBack"
-	ActivityCeremonyRunCheck   = "ceremony.RunCheck"
-	ActivityCeremonyComplete   = "ceremony.Complete"
-	ActivityCeremonyTransition = "ceremony.Transition"
-	ActivityAppendNote         = "session.AppendNote"
-	ActivityResetView          = "session.ResetView"
+	ActivityCeremonyStart        = "ceremony.Start"
+	ActivityCeremonyClaim        = "ceremony.Claim"
+	ActivityCeremonyHandBack     = "ceremony.HandBack"
+	ActivityCeremonyRunCheck     = "ceremony.RunCheck"
+	ActivityCeremonyComplete     = "ceremony.Complete"
+	ActivityCeremonyTransition   = "ceremony.Transition"
+	ActivityCeremonyApproveGuard = "ceremony.ApproveGuard"
+	ActivityAppendNote           = "session.AppendNote"
+	ActivityResetView            = "session.ResetView"
 )
 
 // Limits of the driver.
@@ -94,6 +95,15 @@ type CeremonyActivities interface {
 	RunCheck(context.Context, RunCheckInput) (contract.CheckRecord, error)
 	Complete(context.Context, CompleteInput) (InstanceView, error)
 	Transition(context.Context, TransitionInput) (InstanceView, error)
+	ApproveGuard(context.Context, GrantInput) (InstanceView, error)
+}
+
+// GrantInput grants a human guard of an instance as the role named (the
+// person's approver identity, never AXLR's).
+type GrantInput struct {
+	InstanceID string `json:"instance_id"`
+	Guard      string `json:"guard"`
+	Role       string `json:"role"`
 }
 
 // CeremonyState is the driver's state, part of the session's.
@@ -1036,7 +1046,7 @@ func recordedForResult(recorded map[string]any) map[string]any {
 // claim. It returns where the ceremony stands for the host: the next
 // step, or the state it ended in. A retried completion finds the one MADE
 // already holds (the step's iteration is its key).
-func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any) (ConsoleOutcome, error) {
+func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any, grant *GrantInput) (ConsoleOutcome, error) {
 	cer := d.c()
 	st, ok := d.ConsoleStep()
 	if !ok {
@@ -1052,6 +1062,14 @@ func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any) 
 	}
 	cer.Records = append(cer.Records, contract.StepRecord{Step: st.ID, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)})
 	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: cer.InstanceID, Step: st.ID, Iteration: cer.Iteration, Status: contract.CallCompleted})
+	if grant != nil {
+		// The person's approval is granted by their own identity before
+		// the transition it guards.
+		grant.InstanceID = cer.InstanceID
+		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyApproveGuard, *grant).Get(ctx, &v); err != nil {
+			return ConsoleOutcome{}, fmt.Errorf("grant %s: %w", grant.Guard, err)
+		}
+	}
 	var reply stepReply
 	if err := d.advance(ctx, v, &reply); err != nil {
 		return ConsoleOutcome{}, err

@@ -501,3 +501,7 @@ func TestStopCeremony(t *testing.T) {
 		})
 	}
 }
+
+func (f *fakeCeremony) ApproveGuard(_ context.Context, in GrantInput) (InstanceView, error) {
+	return InstanceView{InstanceID: in.InstanceID}, nil
+}

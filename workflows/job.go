@@ -1,0 +1,517 @@
+package workflows
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/jobs"
+)
+
+// A job's workflow runs one /repair or /improve from its admission to its
+// end: it prepares the clone, hosts the turn and the ceremony driver for
+// the model's steps (reproduce, diagnose, repair; or brief, build) in the
+// clone's session, and runs the console's steps itself, without the model:
+// propose (commit, push, the pull request), watch (its checks, with a
+// workflow timer and one read per activity), decide (repair.auto_merge or
+// the person's Update) and merge. A red round goes back to the model with
+// the failing checks named. Every change of the job's record is signalled
+// to the registry.
+
+// Names of a job's workflow.
+const (
+	JobWorkflow = "axlr.Job"
+	// UpdateJobDecide decides what a job waits on: the check command (or
+	// call) that needs the person, or the merge. JobDecision names the job
+	// and what it decides; the validator refuses any other.
+	UpdateJobDecide = "job-decide"
+	// QueryJob answers the job's record.
+	QueryJob = "job"
+)
+
+// JobWorkflowID is the workflow id of a job.
+func JobWorkflowID(id string) string { return "axlr-job-" + id }
+
+// JobSettings are the repair settings a job runs under, taken when it was
+// admitted.
+type JobSettings struct {
+	Remote    string `json:"remote"`
+	Directory string `json:"directory"`
+	About     string `json:"about,omitempty"`
+	// AutoMerge merges a repair whose checks are green without asking
+	// (repair.auto_merge); an improvement always asks.
+	AutoMerge bool          `json:"auto_merge,omitempty"`
+	Watch     time.Duration `json:"watch"`
+	Poll      time.Duration `json:"poll"`
+}
+
+// JobInput starts a job's workflow with the record the registry admitted.
+type JobInput struct {
+	Record    jobs.Record `json:"record"`
+	SessionID string      `json:"session_id"`
+	Host      string      `json:"host"`
+	Model     string      `json:"model,omitempty"`
+	Settings  JobSettings `json:"settings"`
+}
+
+// JobDecision is the person's decision on what a job waits for.
+type JobDecision struct {
+	// RequestID is the update's id.
+	RequestID string           `json:"request_id"`
+	Job       string           `json:"job"`
+	Kind      jobs.PendingKind `json:"kind"`
+	Approve   bool             `json:"approve"`
+	Reason    string           `json:"reason,omitempty"`
+}
+
+// MaxRedRounds is how many red check rounds go back to the model; the
+// next one ends the job BLOCKED.
+const MaxRedRounds = 2
+
+// JobState is what a job's workflow knows.
+type JobState struct {
+	TurnState
+	Journal
+	Mode      string         `json:"mode,omitempty"`
+	Execution ExecutionState `json:"execution"`
+	Ceremony  *CeremonyState `json:"ceremony,omitempty"`
+	Record    jobs.Record    `json:"record"`
+	Base      string         `json:"base,omitempty"`
+	// Round counts the proposals; RedRounds the watches that went red.
+	Round     int `json:"round"`
+	RedRounds int `json:"red_rounds"`
+}
+
+type jobRun struct {
+	in       JobInput
+	st       JobState
+	turn     *Turn
+	driver   *Driver
+	decision *JobDecision
+}
+
+// Job is a job's workflow. It returns the job's last record.
+func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
+	j := newJobRun(in)
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateJobDecide, j.decide,
+		workflow.UpdateHandlerOptions{Validator: j.validateDecide}); err != nil {
+		return j.st.Record, fmt.Errorf("register %s: %w", UpdateJobDecide, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryJob, func() (jobs.Record, error) { return j.st.Record, nil }); err != nil {
+		return j.st.Record, fmt.Errorf("register %s: %w", QueryJob, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(q ProgressQuery) (Progress, error) {
+		return j.st.page(&j.st.Execution, j.st.Current(), q.After), nil
+	}); err != nil {
+		return j.st.Record, fmt.Errorf("register %s: %w", QueryProgress, err)
+	}
+	err := j.run(ctx)
+	cancelled := ctx.Err() != nil || temporal.IsCanceledError(err)
+	if cancelled {
+		// Record how it ended even though the workflow is cancelled.
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	switch {
+	case err == nil:
+	case cancelled:
+		j.end(jobs.Interrupted, "interrupted while "+j.where())
+	default:
+		j.end(jobs.Failed, failureMessage(err))
+	}
+	status, msg := endedAs(err, "")
+	j.turn.Finish(ctx, status, msg, j.driver.Outcome(j.st.Execution.ID))
+	j.report(ctx)
+	return j.st.Record, nil
+}
+
+func newJobRun(in JobInput) *jobRun {
+	j := &jobRun{in: in}
+	j.st = JobState{
+		TurnState: newTurnState(in.SessionID),
+		Mode:      string(in.Record.Kind),
+		Execution: ExecutionState{ID: in.Record.ID, Sessions: []string{in.SessionID}},
+		Record:    in.Record,
+	}
+	j.st.Approval = policy.ApproveLocal
+	j.turn = &Turn{st: &j.st.TurnState, exec: &j.st.Execution, j: &j.st.Journal, mode: &j.st.Mode}
+	j.driver = &Driver{slot: &j.st.Ceremony, t: j.turn, mode: &j.st.Mode}
+	j.turn.hooks = j.driver
+	return j
+}
+
+// where says what the job was doing, for an interruption's reason.
+func (j *jobRun) where() string {
+	r := j.st.Record
+	if r.Step == "" {
+		return string(r.Status)
+	}
+	return fmt.Sprintf("step %s of %s (%s)", r.Step, r.Kind.Definition(), r.Status)
+}
+
+// set updates the record with what the ceremony shows and stamps it.
+func (j *jobRun) set(ctx workflow.Context, status jobs.Status) {
+	r := &j.st.Record
+	r.Status = status
+	if c := j.st.Ceremony; c != nil {
+		r.Step, r.State, r.Instance = c.Step, c.State, c.InstanceID
+		r.StepAttempt = c.Iteration
+	}
+	r.Updated = workflow.Now(ctx).UTC()
+}
+
+func (j *jobRun) end(status jobs.Status, reason string) {
+	j.st.Record.Status = status
+	j.st.Record.Pending = nil
+	if reason != "" {
+		j.st.Record.Reason = reason
+	}
+}
+
+// report sends the record to the registry. A registry that is not running
+// does not stop the job.
+func (j *jobRun) report(ctx workflow.Context) {
+	j.st.Record.Updated = workflow.Now(ctx).UTC()
+	err := workflow.SignalExternalWorkflow(ctx, RegistryWorkflowID, "", SignalJobRecord, j.st.Record).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("job record not reported to the registry", "job", j.st.Record.ID, "error", err)
+	}
+}
+
+func (j *jobRun) run(ctx workflow.Context) error {
+	r := &j.st.Record
+	var prep PrepareResult
+	if err := executeActivity(ctx, ForgeOptions, ActivityForgePrepare, PrepareInput{
+		Job: r.ID, Kind: string(r.Kind), Repository: r.Repository, Remote: j.in.Settings.Remote, Directory: j.in.Settings.Directory,
+		Brief: r.Brief, OriginSession: r.OriginSession, Build: r.Build, About: j.in.Settings.About, Created: r.Created,
+	}, &prep); err != nil {
+		return fmt.Errorf("prepare the clone: %w", err)
+	}
+	j.st.Root, j.st.Base = prep.Clone, prep.Base
+	r.Clone, r.Session, r.Sessions = prep.Clone, j.in.SessionID, []string{j.in.SessionID}
+	j.set(ctx, jobs.Running)
+	j.report(ctx)
+	if err := j.turn.Begin(ctx, BeginTurnInput{SessionID: j.in.SessionID, ExecutionID: r.ID, Prompt: r.Brief,
+		Model: j.in.Model, Root: prep.Clone, Mode: string(r.Kind)}); err != nil {
+		return err
+	}
+	if err := j.driver.StartJob(ctx, string(r.Kind), r.Brief, r.ID, map[string]any{"repository": r.Repository}); err != nil {
+		return err
+	}
+	for {
+		j.set(ctx, jobs.Running)
+		j.report(ctx)
+		if err := j.model(ctx); err != nil {
+			return err
+		}
+		for {
+			st, ok := j.driver.ConsoleStep()
+			if !ok {
+				return j.ended(ctx)
+			}
+			j.set(ctx, jobs.Running)
+			if err := j.console(ctx, st.ID); err != nil {
+				return err
+			}
+			if c := j.st.Ceremony; c.Active() && c.Step != "" && !c.step().Console {
+				// A red round: the model's step again.
+				break
+			}
+		}
+	}
+}
+
+// model runs the model's turn of the open step, taking the person's
+// decision whenever a check command or a call waits for one.
+func (j *jobRun) model(ctx workflow.Context) error {
+	var queue []ModelCall
+	for {
+		err := j.turn.Run(ctx, queue)
+		if !errors.Is(err, errPending) {
+			return err
+		}
+		p := j.st.Pending
+		what := p.Call.Tool + " " + string(p.Call.Preview)
+		if p.Check != nil {
+			what = p.Check.String()
+		}
+		j.st.Record.Pending = &jobs.Pending{Kind: jobs.PendingCheck, Command: what}
+		j.set(ctx, jobs.AwaitingApproval)
+		j.report(ctx)
+		dec, err := j.await(ctx, jobs.PendingCheck)
+		if err != nil {
+			return err
+		}
+		j.st.Pending, j.st.Record.Pending = nil, nil
+		j.set(ctx, jobs.Running)
+		j.report(ctx)
+		req := &DecideRequest{ExecutionID: dec.RequestID, CallID: p.Call.CallID, Decision: contract.Deny, Reason: dec.Reason}
+		if dec.Approve {
+			req.Decision = contract.Approve
+		}
+		if p.Check != nil {
+			err = j.driver.Decide(ctx, p, req)
+		} else {
+			err = j.turn.Decide(ctx, p, req)
+		}
+		if err != nil {
+			return err
+		}
+		queue = p.Queue
+	}
+}
+
+// await waits for the person's decision of a kind.
+func (j *jobRun) await(ctx workflow.Context, kind jobs.PendingKind) (JobDecision, error) {
+	if err := workflow.Await(ctx, func() bool { return j.decision != nil && j.decision.Kind == kind }); err != nil {
+		return JobDecision{}, err
+	}
+	d := *j.decision
+	j.decision = nil
+	return d, nil
+}
+
+func (j *jobRun) validateDecide(ctx workflow.Context, d JobDecision) error {
+	r := j.st.Record
+	switch {
+	case strings.TrimSpace(d.RequestID) == "":
+		return errors.New("decide: request_id is empty")
+	case d.Job != r.ID:
+		return fmt.Errorf("decide: this is job %s, not %s", r.ID, d.Job)
+	case r.Pending == nil:
+		return fmt.Errorf("decide: job %s waits for no decision (it is %s)", r.ID, r.Status)
+	case d.Kind != r.Pending.Kind:
+		return fmt.Errorf("decide: job %s waits for its %s, not its %s", r.ID, r.Pending.Kind, d.Kind)
+	case !d.Approve && strings.TrimSpace(d.Reason) == "":
+		return fmt.Errorf("decide: refusing the %s of job %s needs a reason", d.Kind, r.ID)
+	case j.decision != nil:
+		return fmt.Errorf("decide: job %s already has a decision to apply", r.ID)
+	}
+	return nil
+}
+
+func (j *jobRun) decide(ctx workflow.Context, d JobDecision) (jobs.Record, error) {
+	j.decision = &d
+	return j.st.Record, nil
+}
+
+// console runs a console step and completes it with what it recorded.
+func (j *jobRun) console(ctx workflow.Context, step string) error {
+	var recorded map[string]any
+	var grant *GrantInput
+	var err error
+	switch step {
+	case "propose":
+		recorded, err = j.propose(ctx)
+	case "watch":
+		recorded, err = j.watch(ctx)
+	case "decide":
+		recorded, grant, err = j.decideMerge(ctx)
+	case "merge":
+		recorded, err = j.merge(ctx)
+	default:
+		return fmt.Errorf("the job has no console step %q", step)
+	}
+	if err != nil {
+		return err
+	}
+	out, err := j.driver.CompleteConsole(ctx, recorded, grant)
+	if err != nil {
+		return err
+	}
+	if step == "watch" && recorded["verdict"] == ceremonies.VerdictRed && out.Step != "" {
+		// Back to the model, with the failing checks named.
+		failed, _ := recorded["failed"].([]string)
+		return j.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("red:%d", j.st.RedRounds), fmt.Sprintf(
+			"[AXLR] Check round %d: the pull request's checks failed on %s: %s. Fix the cause in step %s and hand the step back; AXLR pushes the change to the same pull request.",
+			j.st.RedRounds, shortHead(j.st.Record.HeadSHA), strings.Join(failed, "; "), out.Step))
+	}
+	return nil
+}
+
+func shortHead(sha string) string { return sha[:min(len(sha), 12)] }
+
+// propose commits and pushes the clone's change and opens (or finds) the
+// pull request. A later round with no change reruns the failed jobs
+// instead: the model judged the red checks flaky.
+func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
+	r := &j.st.Record
+	j.st.Round++
+	branch := fmt.Sprintf("%s/%s", r.Kind, r.ID)
+	title := jobs.Title(r.Kind, "", r.Brief, r.ID)
+	var body string
+	if r.Kind == jobs.Improve {
+		body = jobs.ImprovementBody(jobs.ImprovementText{Instance: r.Instance, Summary: r.Brief})
+	} else {
+		body = jobs.RepairBody(jobs.RepairText{Instance: r.Instance, Summary: r.Brief})
+	}
+	var res ProposeResult
+	if err := executeActivity(ctx, ForgeOptions, ActivityForgePropose, ProposeInput{
+		Clone: r.Clone, Repository: r.Repository, Branch: branch, Base: j.st.Base,
+		Commit: forge.CommitMessage{Title: title, Body: body, Trailer: jobs.CommitTrailer(r.Kind, r.Instance)},
+		Title:  title, Body: body,
+	}, &res); err != nil {
+		return nil, fmt.Errorf("propose: %w", err)
+	}
+	rec := map[string]any{"round": j.st.Round}
+	switch {
+	case res.NothingChanged && j.st.Round == 1:
+		rec["proposed"], rec["error"] = false, forge.ErrNothingChanged.Error()
+		j.st.Record.Reason = forge.ErrNothingChanged.Error()
+		return rec, nil
+	case res.NothingChanged:
+		var n int
+		if err := executeActivity(ctx, ForgeOptions, ActivityForgeRerun, RerunInput{Repository: r.Repository, HeadSHA: r.HeadSHA}, &n); err != nil {
+			return nil, fmt.Errorf("rerun the failed jobs: %w", err)
+		}
+		rec["rerun"] = true
+	default:
+		r.PullRequest, r.URL, r.HeadSHA = res.PullRequest, res.URL, res.HeadSHA
+	}
+	rec["proposed"], rec["pull_request"], rec["url"], rec["head_sha"] = true, r.PullRequest, r.URL, r.HeadSHA
+	j.report(ctx)
+	return rec, nil
+}
+
+// watch reads the pull request every poll until its checks settle or the
+// watch's time is up: green, red, or blocked with the reason. A branch
+// behind its base is updated once per round.
+func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
+	r := &j.st.Record
+	deadline := workflow.Now(ctx).Add(j.in.Settings.Watch)
+	var w forge.WatchState
+	updated := false
+	rec := map[string]any{"pull_request": r.PullRequest, "round": j.st.Round}
+	blocked := func(reason string) (map[string]any, error) {
+		rec["verdict"], rec["reason"], rec["head_sha"], rec["updated"] = ceremonies.VerdictBlocked, reason, r.HeadSHA, updated
+		r.Reason = reason
+		return rec, nil
+	}
+	for {
+		var read ReadResult
+		if err := executeActivity(ctx, ForgeOptions, ActivityForgeRead, ReadInput{Repository: r.Repository, Number: r.PullRequest}, &read); err != nil {
+			return nil, fmt.Errorf("read pull request #%d: %w", r.PullRequest, err)
+		}
+		if read.Error != "" {
+			return blocked("status unreadable: " + read.Error)
+		}
+		w.Now = workflow.Now(ctx)
+		v := forge.Evaluate(read.PullRequest, read.Checks, w)
+		w = v.Next
+		if v.HeadSHA != "" {
+			r.HeadSHA = v.HeadSHA
+		}
+		switch v.Kind {
+		case forge.Green:
+			rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
+			return rec, nil
+		case forge.Red:
+			j.st.RedRounds++
+			if j.st.RedRounds > MaxRedRounds {
+				return blocked(fmt.Sprintf("checks failed after %d repair rounds: %s", MaxRedRounds, v.Reason))
+			}
+			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
+			return rec, nil
+		case forge.Behind:
+			if !updated {
+				var up UpdateBranchResult
+				if err := executeActivity(ctx, ForgeOptions, ActivityForgeUpdate, UpdateBranchInput{Repository: r.Repository, Number: r.PullRequest, ExpectedHeadSHA: v.HeadSHA}, &up); err != nil {
+					return blocked("the branch could not be updated: " + failureMessage(err))
+				}
+				if !up.Stale {
+					w.UpdatedFrom, updated = v.HeadSHA, true
+				}
+			}
+		case forge.Conflict:
+			return blocked("the pull request conflicts with its base")
+		case forge.Closed, forge.MergedOutside:
+			return blocked(cmp.Or(v.Reason, "the pull request was closed or merged outside the job"))
+		case forge.ForgeBlocks, forge.NoChecks:
+			return blocked(v.Reason)
+		}
+		if !workflow.Now(ctx).Before(deadline) {
+			return blocked(fmt.Sprintf("checks did not settle within %s", j.in.Settings.Watch))
+		}
+		if err := workflow.Sleep(ctx, j.in.Settings.Poll); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// decideMerge takes the merge decision: automatic for a repair under
+// repair.auto_merge, else the person's, whose approval is granted by
+// their approver identity.
+func (j *jobRun) decideMerge(ctx workflow.Context) (map[string]any, *GrantInput, error) {
+	r := &j.st.Record
+	rec := map[string]any{"pull_request": r.PullRequest, "head_sha": r.HeadSHA}
+	if r.Kind == jobs.Repair && j.in.Settings.AutoMerge {
+		rec["decision"] = ceremonies.DecisionAutomatic
+		return rec, nil, nil
+	}
+	r.Pending = &jobs.Pending{Kind: jobs.PendingMerge, PullRequest: r.PullRequest, HeadSHA: r.HeadSHA}
+	j.set(ctx, jobs.AwaitingMerge)
+	j.report(ctx)
+	dec, err := j.await(ctx, jobs.PendingMerge)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Pending = nil
+	j.set(ctx, jobs.Running)
+	if !dec.Approve {
+		rec["decision"], rec["reason"] = ceremonies.DecisionDecline, dec.Reason
+		r.Reason = "the person declined the merge: " + dec.Reason
+		return rec, nil, nil
+	}
+	rec["decision"] = ceremonies.DecisionApprove
+	return rec, &GrantInput{Guard: ceremonies.MergeApprovalGuard, Role: ceremonies.ApproverRole}, nil
+}
+
+// merge squash-merges the pull request guarded by the head the decision
+// saw.
+func (j *jobRun) merge(ctx workflow.Context) (map[string]any, error) {
+	r := &j.st.Record
+	var res MergeResult
+	if err := executeActivity(ctx, ForgeOptions, ActivityForgeMerge, MergeInput{
+		Repository: r.Repository, Number: r.PullRequest, SHA: r.HeadSHA, Branch: fmt.Sprintf("%s/%s", r.Kind, r.ID),
+		Title: jobs.Title(r.Kind, "", r.Brief, r.ID),
+	}, &res); err != nil {
+		return nil, fmt.Errorf("merge pull request #%d: %w", r.PullRequest, err)
+	}
+	rec := map[string]any{"pull_request": r.PullRequest}
+	if res.Refused != "" {
+		rec["merged"], rec["error"] = false, res.Refused
+		r.Reason = "the merge was refused: " + res.Refused
+		return rec, nil
+	}
+	r.MergeSHA = res.MergeSHA
+	rec["merged"], rec["merge_sha"] = true, res.MergeSHA
+	return rec, nil
+}
+
+// ended records how the ceremony ended: COMPLETED is the job's
+// completion, anything else blocks it with the reason.
+func (j *jobRun) ended(ctx workflow.Context) error {
+	c := j.st.Ceremony
+	j.set(ctx, jobs.Running)
+	switch {
+	case c != nil && c.State == "COMPLETED":
+		j.end(jobs.Completed, "")
+	case c != nil && c.Stopped != "":
+		j.end(jobs.Blocked, c.Stopped)
+	default:
+		state := "no state"
+		if c != nil {
+			state = c.State
+		}
+		j.end(jobs.Blocked, cmp.Or(j.st.Record.Reason, "the ceremony ended "+state))
+	}
+	return nil
+}

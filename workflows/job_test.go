@@ -1,0 +1,301 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/jobs"
+)
+
+// repairMADE is MADE running axlr_repair 1.0 as far as a job's workflow
+// sees it: each completion enables the trigger its recorded fields name,
+// and each trigger leads to the next step or a terminal state.
+type repairMADE struct {
+	mu        sync.Mutex
+	checks    int
+	completed []CompleteInput
+	grants    []GrantInput
+	triggers  []string
+}
+
+func (f *repairMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
+	return CeremonyStartResult{Definition: "axlr_repair", Version: "1.0", StepTimeout: time.Hour,
+		Instructions: map[string]string{"reproduce": "Reproduce.", "diagnose": "Diagnose.", "repair": "Repair."},
+		Instance:     InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE", NextStep: "reproduce", Steps: []StepView{{Step: "reproduce", Status: "in_progress", Iteration: 1, Attempt: 1}}}}, nil
+}
+
+func (f *repairMADE) Claim(_ context.Context, in ClaimInput) (InstanceView, error) {
+	return InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(in.Step), Steps: []StepView{{Step: in.Step, Status: "in_progress", Iteration: in.Iteration, Attempt: 1}}}, nil
+}
+
+func (f *repairMADE) HandBack(_ context.Context, in HandBackInput) (HandBackResult, error) {
+	if in.Step == "reproduce" {
+		return HandBackResult{Command: &ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}}, nil
+	}
+	return HandBackResult{}, nil
+}
+
+// RunCheck fails the reproduction and passes every rerun.
+func (f *repairMADE) RunCheck(_ context.Context, in RunCheckInput) (contract.CheckRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks++
+	exit := 0
+	if strings.Contains(in.Key, ":reproduce:") {
+		exit = 1
+	}
+	return contract.CheckRecord{Program: in.Command.Program, Args: in.Command.Args, ExitCode: contract.Exit(exit), OutputTail: "FAIL"}, nil
+}
+
+func (f *repairMADE) Complete(_ context.Context, in CompleteInput) (InstanceView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.completed = append(f.completed, in)
+	var trigger string
+	switch in.Step {
+	case "reproduce":
+		trigger = "reproduced"
+	case "diagnose":
+		trigger = "diagnosed"
+	case "repair":
+		trigger = "repaired"
+	case "propose":
+		trigger = map[bool]string{true: "proposed", false: "propose_failed"}[in.Recorded["proposed"] == true]
+	case "watch":
+		trigger = map[any]string{ceremonies.VerdictGreen: "checks_passed", ceremonies.VerdictRed: "checks_failed", ceremonies.VerdictBlocked: "watch_blocked"}[in.Recorded["verdict"]]
+	case "decide":
+		trigger = map[any]string{ceremonies.DecisionAutomatic: "merge_automatic", ceremonies.DecisionApprove: "merge_approved", ceremonies.DecisionDecline: "merge_declined"}[in.Recorded["decision"]]
+	case "merge":
+		trigger = map[bool]string{true: "merged", false: "merge_failed"}[in.Recorded["merged"] == true]
+	}
+	return InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(in.Step), Enabled: []string{trigger}}, nil
+}
+
+func (f *repairMADE) Transition(_ context.Context, in TransitionInput) (InstanceView, error) {
+	f.mu.Lock()
+	f.triggers = append(f.triggers, in.Trigger)
+	f.mu.Unlock()
+	next := map[string]string{"reproduced": "diagnose", "diagnosed": "repair", "repaired": "propose", "proposed": "watch",
+		"checks_passed": "decide", "checks_failed": "repair", "merge_automatic": "merge", "merge_approved": "merge"}[in.Trigger]
+	switch {
+	case in.Trigger == "merged":
+		return InstanceView{InstanceID: in.InstanceID, State: "COMPLETED", Completed: true}, nil
+	case next == "":
+		return InstanceView{InstanceID: in.InstanceID, State: "BLOCKED", Completed: true}, nil
+	}
+	return InstanceView{InstanceID: in.InstanceID, State: strings.ToUpper(next), NextStep: next, Steps: []StepView{{Step: next, Status: "pending", Iteration: 1}}}, nil
+}
+
+func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.grants = append(f.grants, in)
+	return InstanceView{InstanceID: in.InstanceID}, nil
+}
+
+// fakeForge is a job's forge: each proposal pushes a new head, and each
+// read answers the next scripted read of that head's checks.
+type fakeForge struct {
+	mu       sync.Mutex
+	proposes int
+	reads    []forge.Checks // by read, the checks of the current head
+	read     int
+	updates  int
+	merges   []MergeInput
+	reruns   int
+}
+
+func (f *fakeForge) head() string { return "head" + string(rune('0'+f.proposes)) }
+
+func (f *fakeForge) Prepare(_ context.Context, in PrepareInput) (PrepareResult, error) {
+	return PrepareResult{Clone: in.Directory + "/" + in.Job, Base: "main", Head: "base0"}, nil
+}
+
+func (f *fakeForge) Issue(context.Context, IssueInput) (forge.Issue, error) {
+	return forge.Issue{}, nil
+}
+
+func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.proposes++
+	return ProposeResult{PullRequest: 7, URL: "https://github.com/o/r/pull/7", HeadSHA: f.head(), Opened: f.proposes == 1}, nil
+}
+
+func (f *fakeForge) Read(_ context.Context, in ReadInput) (ReadResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.reads[min(f.read, len(f.reads)-1)]
+	f.read++
+	c.SHA = f.head()
+	return ReadResult{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: f.head(), BaseRef: "main"}, Checks: c}, nil
+}
+
+func (f *fakeForge) UpdateBranch(context.Context, UpdateBranchInput) (UpdateBranchResult, error) {
+	f.updates++
+	return UpdateBranchResult{}, nil
+}
+
+func (f *fakeForge) RerunFailed(context.Context, RerunInput) (int, error) { f.reruns++; return 1, nil }
+
+func (f *fakeForge) Merge(_ context.Context, in MergeInput) (MergeResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.merges = append(f.merges, in)
+	return MergeResult{MergeSHA: "merged1"}, nil
+}
+
+var _ ForgeActivities = (*fakeForge)(nil)
+var _ CeremonyActivities = (*repairMADE)(nil)
+
+var (
+	pendingChecks = forge.Checks{Pending: []string{"test"}}
+	redChecks     = forge.Checks{Failed: []string{"test: failure https://ci/1"}}
+	greenChecks   = forge.Checks{Passed: []string{"test"}}
+)
+
+type jobHarness struct {
+	testsuite.WorkflowTestSuite
+	env    *testsuite.TestWorkflowEnvironment
+	acts   *scripted
+	made   *repairMADE
+	forge  *fakeForge
+	record jobs.Record
+	at     time.Duration
+}
+
+func newJobHarness(t *testing.T, acts *scripted, reads ...forge.Checks) *jobHarness {
+	h := &jobHarness{acts: acts, made: &repairMADE{}, forge: &fakeForge{reads: reads}}
+	h.env = h.NewTestWorkflowEnvironment()
+	h.env.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
+	h.env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
+	h.env.RegisterActivityWithOptions(h.made, activity.RegisterOptions{Name: "ceremony."})
+	h.env.RegisterActivityWithOptions(h.forge, activity.RegisterOptions{Name: "forge."})
+	h.env.OnSignalExternalWorkflow(mock.Anything, RegistryWorkflowID, "", SignalJobRecord, mock.Anything).Return(nil)
+	h.record = jobs.Record{ID: "20261201-1200-testparse-fails", Kind: jobs.Repair, Signature: "abcd1234", Repository: "o/r",
+		Brief: "TestParse fails on empty input", Status: jobs.Preparing, Attempt: 1, Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	return h
+}
+
+// decideAt sends a decision after d of workflow time.
+func (h *jobHarness) decideAt(d time.Duration, dec JobDecision, out *outcome) {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(UpdateJobDecide, dec.RequestID, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { out.rejected = err }, OnAccept: func() {},
+			OnComplete: func(_ any, err error) { out.err, out.completed = err, true },
+		}, dec)
+	}, d)
+}
+
+func (h *jobHarness) run(t *testing.T, settings JobSettings) jobs.Record {
+	t.Helper()
+	h.env.ExecuteWorkflow(JobWorkflow, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: settings})
+	if !h.env.IsWorkflowCompleted() {
+		t.Fatal("the job did not end")
+	}
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var rec jobs.Record
+	if err := h.env.GetWorkflowResult(&rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+var repairModel = []reply{
+	{calls: []scriptCall{stepDoneCall(map[string]any{"check_command": map[string]any{"program": "go", "args": []string{"test", "./..."}}, "expected": "ok", "observed": "panic"})}},
+	{calls: []scriptCall{stepDoneCall(map[string]any{"root_cause": "r", "evidence": "e", "proposed_fix": "f"})}},
+	{calls: []scriptCall{stepDoneCall(map[string]any{"summary": "fixed Parse", "summary_en": "Fixed Parse."})}},
+	{text: "AXLR proposes it now."},
+}
+
+// TestJobRepairAutoMerge: a repair from its brief to a merged pull
+// request under repair.auto_merge: the first check waits for the person
+// (awaiting_approval, then approved by the decision Update), the model's
+// steps run, the console proposes, the watch reads pending then red (back
+// to the model with the failing check named, a second proposal on the
+// same pull request), then green; the merge is automatic and lands once,
+// guarded by the head the watch saw.
+func TestJobRepairAutoMerge(t *testing.T) {
+	model := append(append([]reply{}, repairModel...),
+		reply{calls: []scriptCall{stepDoneCall(map[string]any{"summary": "fixed the edge case", "summary_en": "Fixed it."})}},
+		reply{text: "Proposed again."})
+	h := newJobHarness(t, newScripted(model...), pendingChecks, redChecks, greenChecks)
+	var bad, approve outcome
+	h.decideAt(time.Minute, JobDecision{RequestID: "d-0", Job: "another-job", Kind: jobs.PendingCheck, Approve: true}, &bad)
+	h.decideAt(2*time.Minute, JobDecision{RequestID: "d-1", Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true}, &approve)
+	rec := h.run(t, JobSettings{Remote: "/origin.git", Directory: "/jobs", AutoMerge: true, Watch: 45 * time.Minute, Poll: 30 * time.Second})
+	bad.mustReject(t, "a decision for another job", "decide: this is job "+h.record.ID+", not another-job")
+	approve.mustAccept(t, "approve the check")
+	if rec.Status != jobs.Completed || rec.MergeSHA != "merged1" || rec.PullRequest != 7 || rec.HeadSHA != "head2" || rec.Pending != nil {
+		t.Fatalf("record %+v", rec)
+	}
+	if h.forge.proposes != 2 || len(h.forge.merges) != 1 || h.forge.merges[0].SHA != "head2" {
+		t.Fatalf("proposes %d, merges %+v", h.forge.proposes, h.forge.merges)
+	}
+	want := "reproduced diagnosed repaired proposed checks_failed repaired proposed checks_passed merge_automatic merged"
+	if got := strings.Join(h.made.triggers, " "); got != want {
+		t.Fatalf("triggers\n%s\nwant\n%s", got, want)
+	}
+	if !strings.Contains(strings.Join(h.acts.notes, "\n"), "[AXLR] Check round 1: the pull request's checks failed on head1: test: failure https://ci/1") {
+		t.Fatalf("notes %q", h.acts.notes)
+	}
+	if len(h.made.grants) != 0 {
+		t.Fatalf("an automatic merge granted %+v", h.made.grants)
+	}
+}
+
+// TestJobMergeDecision: without auto_merge the job waits for the person's
+// merge decision (awaiting_merge, the pull request and head pending); a
+// decline needs a reason and ends the job BLOCKED with it; an approval is
+// granted by the approver identity before the merge.
+func TestJobMergeDecision(t *testing.T) {
+	for _, approve := range []bool{false, true} {
+		h := newJobHarness(t, newScripted(repairModel...), greenChecks)
+		var check, noReason, merge outcome
+		h.decideAt(time.Minute, JobDecision{RequestID: "d-1", Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true}, &check)
+		h.decideAt(2*time.Minute, JobDecision{RequestID: "d-2", Job: h.record.ID, Kind: jobs.PendingMerge}, &noReason)
+		h.decideAt(3*time.Minute, JobDecision{RequestID: "d-3", Job: h.record.ID, Kind: jobs.PendingMerge, Approve: approve, Reason: "not this way"}, &merge)
+		rec := h.run(t, JobSettings{Remote: "/origin.git", Directory: "/jobs", Watch: 45 * time.Minute, Poll: 30 * time.Second})
+		check.mustAccept(t, "approve the check")
+		noReason.mustReject(t, "a decline without a reason", "decide: refusing the merge of job "+h.record.ID+" needs a reason")
+		merge.mustAccept(t, "the merge decision")
+		if approve {
+			if rec.Status != jobs.Completed || len(h.forge.merges) != 1 || len(h.made.grants) != 1 || h.made.grants[0].Role != ceremonies.ApproverRole {
+				t.Fatalf("approved: record %+v, merges %d, grants %+v", rec, len(h.forge.merges), h.made.grants)
+			}
+			continue
+		}
+		if rec.Status != jobs.Blocked || rec.Reason != "the person declined the merge: not this way" || len(h.forge.merges) != 0 {
+			t.Fatalf("declined: record %+v, merges %d", rec, len(h.forge.merges))
+		}
+	}
+}
+
+// TestJobBlockedWatch: checks that do not settle within repair's watch
+// time end the job BLOCKED with the watch's reason, the pull request left
+// as it is.
+func TestJobBlockedWatch(t *testing.T) {
+	h := newJobHarness(t, newScripted(repairModel...), pendingChecks)
+	var check outcome
+	h.decideAt(time.Minute, JobDecision{RequestID: "d-1", Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true}, &check)
+	rec := h.run(t, JobSettings{Remote: "/origin.git", Directory: "/jobs", Watch: 10 * time.Minute, Poll: 30 * time.Second})
+	if rec.Status != jobs.Blocked || rec.Reason != "checks did not settle within 10m0s" || len(h.forge.merges) != 0 {
+		t.Fatalf("record %+v", rec)
+	}
+	if h.forge.read < 20 {
+		t.Fatalf("%d reads in a 10 minute watch at 30 s", h.forge.read)
+	}
+}
