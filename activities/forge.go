@@ -19,9 +19,22 @@ import (
 // commit, the pushed branch and the open pull request, Merge a pull request
 // already merged at the same head.
 type Forge struct {
+	// GitHub is the repository's forge; nil when axlrd found no token, and
+	// then every GitHub call is refused with NoGitHub.
 	GitHub *forge.GitHub
+	// NoGitHub says why there is no GitHub client.
+	NoGitHub string
 	// Git authenticates pushes and clones over http(s).
 	Git forge.GitAuth
+}
+
+// github returns the forge's client, or the refusal that says why there is
+// none.
+func (f *Forge) github() (*forge.GitHub, error) {
+	if f.GitHub == nil {
+		return nil, temporal.NewNonRetryableApplicationError("no GitHub client: "+f.NoGitHub, workflows.ErrTypeForgeRefused, nil)
+	}
+	return f.GitHub, nil
 }
 
 var _ workflows.ForgeActivities = (*Forge)(nil)
@@ -78,13 +91,21 @@ func prepared(r *forge.Repo) (workflows.PrepareResult, error) {
 
 // Issue reads an issue for a "#123" brief.
 func (f *Forge) Issue(ctx context.Context, in workflows.IssueInput) (forge.Issue, error) {
-	is, err := f.GitHub.Issue(ctx, in.Repository, in.Number)
+	gh, err := f.github()
+	if err != nil {
+		return forge.Issue{}, err
+	}
+	is, err := gh.Issue(ctx, in.Repository, in.Number)
 	return is, forgeError(err)
 }
 
 // Propose commits the clone's changes on the job's branch (once), pushes
 // the branch (never forced) and finds its open pull request or opens it.
 func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflows.ProposeResult, error) {
+	gh, err := f.github()
+	if err != nil {
+		return workflows.ProposeResult{}, err
+	}
 	r, err := forge.Open(in.Clone)
 	if err != nil {
 		return workflows.ProposeResult{}, err
@@ -100,12 +121,12 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 		return workflows.ProposeResult{}, fmt.Errorf("push %s: %w", in.Branch, err)
 	}
 	res := workflows.ProposeResult{HeadSHA: sha}
-	pr, err := f.GitHub.FindPullRequest(ctx, in.Repository, in.Branch, in.Base)
+	pr, err := gh.FindPullRequest(ctx, in.Repository, in.Branch, in.Base)
 	if err != nil {
 		return workflows.ProposeResult{}, forgeError(err)
 	}
 	if pr == nil {
-		opened, err := f.GitHub.OpenPullRequest(ctx, in.Repository, forge.NewPullRequest{Title: in.Title, Body: in.Body, Head: in.Branch, Base: in.Base})
+		opened, err := gh.OpenPullRequest(ctx, in.Repository, forge.NewPullRequest{Title: in.Title, Body: in.Body, Head: in.Branch, Base: in.Base})
 		if err != nil {
 			return workflows.ProposeResult{}, forgeError(err)
 		}
@@ -118,7 +139,11 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 // Read reads a pull request and the checks of its head, once. A forge
 // that cannot be read is the watch's to judge: the error is in the result.
 func (f *Forge) Read(ctx context.Context, in workflows.ReadInput) (workflows.ReadResult, error) {
-	pr, err := f.GitHub.PullRequest(ctx, in.Repository, in.Number)
+	gh, err := f.github()
+	if err != nil {
+		return workflows.ReadResult{}, err
+	}
+	pr, err := gh.PullRequest(ctx, in.Repository, in.Number)
 	if err != nil {
 		if ctx.Err() != nil {
 			return workflows.ReadResult{}, ctx.Err()
@@ -129,7 +154,7 @@ func (f *Forge) Read(ctx context.Context, in workflows.ReadInput) (workflows.Rea
 	if pr.State != "open" {
 		return res, nil
 	}
-	checks, err := f.GitHub.Checks(ctx, in.Repository, pr.HeadSHA)
+	checks, err := gh.Checks(ctx, in.Repository, pr.HeadSHA)
 	if err != nil {
 		if ctx.Err() != nil {
 			return workflows.ReadResult{}, ctx.Err()
@@ -144,7 +169,11 @@ func (f *Forge) Read(ctx context.Context, in workflows.ReadInput) (workflows.Rea
 // UpdateBranch updates a branch behind its base; a head that moved is
 // reported stale, not retried.
 func (f *Forge) UpdateBranch(ctx context.Context, in workflows.UpdateBranchInput) (workflows.UpdateBranchResult, error) {
-	err := f.GitHub.UpdateBranch(ctx, in.Repository, in.Number, in.ExpectedHeadSHA)
+	gh, err := f.github()
+	if err != nil {
+		return workflows.UpdateBranchResult{}, err
+	}
+	err = gh.UpdateBranch(ctx, in.Repository, in.Number, in.ExpectedHeadSHA)
 	if errors.Is(err, forge.ErrStaleHead) {
 		return workflows.UpdateBranchResult{Stale: true}, nil
 	}
@@ -153,7 +182,11 @@ func (f *Forge) UpdateBranch(ctx context.Context, in workflows.UpdateBranchInput
 
 // RerunFailed reruns the failed jobs of a head's workflow runs.
 func (f *Forge) RerunFailed(ctx context.Context, in workflows.RerunInput) (int, error) {
-	n, err := f.GitHub.RerunFailedJobs(ctx, in.Repository, in.HeadSHA)
+	gh, err := f.github()
+	if err != nil {
+		return 0, err
+	}
+	n, err := gh.RerunFailedJobs(ctx, in.Repository, in.HeadSHA)
 	return n, forgeError(err)
 }
 
@@ -162,7 +195,11 @@ func (f *Forge) RerunFailed(ctx context.Context, in workflows.RerunInput) (int, 
 // result's, so the job records it; a pull request already merged at that
 // head is reported merged.
 func (f *Forge) Merge(ctx context.Context, in workflows.MergeInput) (workflows.MergeResult, error) {
-	sha, err := f.GitHub.Merge(ctx, in.Repository, in.Number, in.SHA, in.Title, in.Message)
+	gh, err := f.github()
+	if err != nil {
+		return workflows.MergeResult{}, err
+	}
+	sha, err := gh.Merge(ctx, in.Repository, in.Number, in.SHA, in.Title, in.Message)
 	switch {
 	case errors.Is(err, forge.ErrStaleHead), errors.Is(err, forge.ErrNotMergeable):
 		return workflows.MergeResult{Refused: err.Error()}, nil
@@ -170,7 +207,7 @@ func (f *Forge) Merge(ctx context.Context, in workflows.MergeInput) (workflows.M
 		return workflows.MergeResult{}, forgeError(err)
 	}
 	res := workflows.MergeResult{MergeSHA: sha}
-	if err := f.GitHub.DeleteBranch(ctx, in.Repository, in.Branch); err != nil {
+	if err := gh.DeleteBranch(ctx, in.Repository, in.Branch); err != nil {
 		// The merge landed; a branch left behind does not undo it.
 		res.BranchKept = err.Error()
 	}

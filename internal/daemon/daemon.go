@@ -282,6 +282,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Hosts:      hosts,
 		Log:        log,
 	}
+	fg := openForge(set, o.Getenv, log)
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}
 
 	journal, err := openInflight(o.StateDir, identity, log)
@@ -307,7 +308,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		},
 	})
-	Register(w, acts, cer)
+	Register(w, acts, cer, fg)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on %s: %w", info.TaskQueue, err)
 	}
@@ -347,12 +348,14 @@ func Run(ctx context.Context, o Options) (err error) {
 }
 
 // Register registers axlr's workflows and their activities on a worker.
-func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony) {
+func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony, fg *activities.Forge) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobRegistry, workflow.RegisterOptions{Name: workflows.RegistryWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: workflows.JobWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
 }
 
 // madeEngine is an engine axlrd closes when it stops.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/underpass-ai/axlr/activities"
+	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/web"
@@ -106,4 +108,27 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// openForge builds the jobs' forge: the GitHub client of forge.api_url
+// (default api.github.com) with the token GH_TOKEN, GITHUB_TOKEN,
+// GH_ENTERPRISE_TOKEN or gh's own config gives for its host, also used to
+// push over http(s). Without a token axlrd still starts; a job's forge
+// calls are then refused with the reason.
+func openForge(set *settings.Loaded, getenv func(string) string, log zerolog.Logger) *activities.Forge {
+	api := cmp.Or(set.Forge.APIURL, forge.DefaultAPIURL)
+	host, err := forge.APIHost(api)
+	if err != nil {
+		return &activities.Forge{NoGitHub: fmt.Sprintf("forge.api_url %s: %v", api, err)}
+	}
+	token, err := forge.Token(host, getenv)
+	if err != nil {
+		log.Debug().Err(err).Str("host", host).Msg("no GitHub token: jobs cannot reach their forge")
+		return &activities.Forge{NoGitHub: err.Error()}
+	}
+	gh, err := forge.NewGitHub(forge.Options{APIURL: api, Token: token})
+	if err != nil {
+		return &activities.Forge{NoGitHub: err.Error()}
+	}
+	return &activities.Forge{GitHub: gh, Git: forge.GitAuth{Token: token}}
 }
