@@ -90,3 +90,58 @@ func (c *Client) Job(ctx context.Context, id string) (jobs.Record, error) {
 	}
 	return jobs.Find(all, id)
 }
+
+// StartJob starts an admitted job's workflow on this host. A retried start
+// attaches to the job's workflow instead of starting a second one.
+func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
+	if in.Host == "" {
+		in.Host = c.hostID
+	}
+	_, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
+		ID:                       workflows.JobWorkflowID(in.Record.ID),
+		TaskQueue:                c.taskQueue(),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.JobWorkflow, in)
+	if err != nil {
+		return c.refused(err)
+	}
+	return nil
+}
+
+// JobNow reads a job's record from its workflow, as it is now.
+func (c *Client) JobNow(ctx context.Context, id string) (jobs.Record, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflows.JobWorkflowID(id), "", workflows.QueryJob)
+	if err != nil {
+		return jobs.Record{}, c.reached(err)
+	}
+	var rec jobs.Record
+	if err := v.Get(&rec); err != nil {
+		return jobs.Record{}, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// DecideJob sends the person's decision on what a job waits for; the
+// job's workflow refuses a decision for another job or another wait. An
+// empty dec.RequestID gets a new id.
+func (c *Client) DecideJob(ctx context.Context, dec workflows.JobDecision) (jobs.Record, error) {
+	if dec.RequestID == "" {
+		id, err := session.NewID()
+		if err != nil {
+			return jobs.Record{}, fmt.Errorf("decide job %s: %w", dec.Job, err)
+		}
+		dec.RequestID = id
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, sdkclient.UpdateWorkflowOptions{
+		WorkflowID: workflows.JobWorkflowID(dec.Job), UpdateID: dec.RequestID, UpdateName: workflows.UpdateJobDecide,
+		WaitForStage: sdkclient.WorkflowUpdateStageCompleted, Args: []any{dec},
+	})
+	var rec jobs.Record
+	if err == nil {
+		err = h.Get(ctx, &rec)
+	}
+	if err != nil {
+		return jobs.Record{}, c.refused(err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// repairReply plays a model through axlr_repair 1.0's model steps on the
+// calc module: reproduce with go test, diagnose, fix Parse with
+// local_edit, hand back the repair; then it answers in words.
+func repairReply(req agenttest.Request) agenttest.Reply {
+	r, isReply := lastReply(req)
+	last := req.Messages[len(req.Messages)-1]
+	next := r.NextStep
+	if !isReply && last.Role == "user" {
+		next = openStep(last.Content)
+	}
+	switch {
+	case isReply && r.NextStep != "" && strings.Contains(last.Content, "AXLR's own"):
+		return agenttest.Reply{Text: "Repaired; AXLR proposes the change."}
+	case next == "reproduce":
+		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "./..."]}, "expected": "ok", "observed": "panic: slice bounds out of range"}`)
+	case next == "diagnose":
+		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go", "proposed_fix": "return an error for empty input"}`)
+	case next == "repair":
+		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
+			Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\tif s == \"\" {\n\t\treturn 0, strconv.ErrSyntax\n\t}\n\treturn strconv.Atoi(s[:1])"}`}}}
+	case !isReply && last.Role == "tool":
+		return stepDone("p1", `{"summary": "Parse returns ErrSyntax for empty input", "summary_en": "Parse returns an error for empty input."}`)
+	}
+	return agenttest.Reply{Text: "nothing to do"}
+}
+
+// waitJob polls a job's record until it reaches one of the statuses.
+func waitJob(ctx context.Context, t *testing.T, c *client.Client, id string, want ...jobs.Status) jobs.Record {
+	t.Helper()
+	for {
+		rec, err := c.JobNow(ctx, id)
+		if err == nil {
+			for _, w := range want {
+				if rec.Status == w {
+					return rec
+				}
+			}
+			if rec.Terminal() {
+				t.Fatalf("job %s ended %s (%s), want %v", id, rec.Status, rec.Reason, want)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %s: %v; last error %v", id, ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TestRepairJob runs a repair from its admission to a merged pull request
+// on the real server, a scripted model, a local bare repository as origin
+// and the GitHub fake: the first check waits for the person, the fix is
+// committed as AXLR and pushed, the pull request's checks go green, the
+// person approves the merge, and exactly one pull request and one merge
+// happen; the registry ends with the job completed.
+func TestRepairJob(t *testing.T) {
+	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gh.Close()
+	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
+		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: 1}}
+	})
+	model := agenttest.NewServer(t, repairReply)
+	e := newEnv(t, model.URL)
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.vars[k] = strings.TrimSpace(string(out))
+	}
+	e.vars["GOTOOLCHAIN"], e.vars["GOFLAGS"], e.vars["GH_TOKEN"] = "local", "-count=1", "gh-test-token"
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}}`)
+	e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	brief := "TestParse fails on empty input"
+	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
+		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := session.NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.JobInput{Record: rec, SessionID: sid, Model: "m", Settings: workflows.JobSettings{
+		Remote: repo.Path(), Directory: e.dir + "/repairs", Watch: 2 * time.Minute, Poll: time.Second}}
+	if err := c.StartJob(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartJob(ctx, in); err != nil {
+		t.Fatalf("a retried start: %v", err)
+	}
+	waiting := waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	if waiting.Pending == nil || waiting.Pending.Kind != jobs.PendingCheck || waiting.Pending.Command != "go test ./..." {
+		t.Fatalf("pending %+v", waiting.Pending)
+	}
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err == nil {
+		t.Fatal("a merge decision while the check waits was taken")
+	}
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	merge := waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
+	if merge.Pending == nil || merge.Pending.PullRequest == 0 || merge.Pending.HeadSHA == "" || merge.URL == "" {
+		t.Fatalf("awaiting merge %+v", merge)
+	}
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitJob(ctx, t, c, rec.ID, jobs.Completed)
+	calls := gh.Calls()
+	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || done.MergeSHA == "" {
+		t.Fatalf("forge calls %+v, record %+v", calls, done)
+	}
+	head, err := repo.Head("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := repo.Files(head)
+	if err != nil || !strings.Contains(files["calc.go"], "strconv.ErrSyntax") {
+		t.Fatalf("main after the merge: %v\n%s", err, files["calc.go"])
+	}
+	for range 50 {
+		if r, err := c.Job(ctx, rec.ID); err == nil && r.Status == jobs.Completed {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the registry never saw the job completed")
+}
