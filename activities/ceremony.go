@@ -312,12 +312,16 @@ func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (wo
 	}
 	action := fmt.Sprintf("%s %s (iteration %d)", in.Status, in.Step, in.Iteration)
 	inst, err := a.Made.Complete(ctx, req)
-	if errors.Is(err, made.ErrNotInProgress) {
+	if err != nil && !errors.Is(err, made.ErrUnavailable) {
+		// A completion an earlier attempt made (a crash before its result
+		// was recorded): the step is done, and the instance may have moved
+		// on since.
 		cur, gerr := a.Made.Get(ctx, in.InstanceID)
 		if gerr == nil {
 			if st, ok := cur.Step(in.Step); ok && (st.Iteration > in.Iteration || (st.Status != made.StepInProgress && st.Status != made.StepPending)) {
 				v := view(cur)
 				v.Action = action + ", found done"
+				v.Moved = cur.CurrentState != st.StateID
 				return v, nil
 			}
 		}

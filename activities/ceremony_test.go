@@ -128,3 +128,31 @@ func TestCancelAndUnresolvedClaim(t *testing.T) {
 		t.Fatalf("claim of a closed step: %v", err)
 	}
 }
+
+// TestCompleteFoundDone: a completion retried after the instance moved on
+// (the transition an earlier attempt applied) is found done and says the
+// instance moved, instead of failing on MADE's state check.
+func TestCompleteFoundDone(t *testing.T) {
+	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
+	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "debug", InstanceID: "done-1", SessionID: "s-1",
+		Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app"}}); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.CompleteInput{InstanceID: "done-1", Step: "reproduce", Iteration: 1, Status: "completed", Recorded: map[string]any{"reproduced": true, "settled": true}}
+	if _, err := a.Complete(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Transition(ctx, workflows.TransitionInput{InstanceID: "done-1", Trigger: "reproduced", From: "REPRODUCE"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.Complete(ctx, in)
+	if err != nil || !v.Moved || v.State != "DIAGNOSE" || !strings.HasSuffix(v.Action, "found done") {
+		t.Fatalf("the retried completion: %+v, %v", v, err)
+	}
+}

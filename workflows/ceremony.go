@@ -208,6 +208,9 @@ type InstanceView struct {
 	Enabled    []string   `json:"enabled,omitempty"`
 	Waiting    []string   `json:"waiting,omitempty"`
 	Steps      []StepView `json:"steps"`
+	// Moved: a completion found done, with the instance already past the
+	// step's state (the transition an earlier attempt applied).
+	Moved bool `json:"moved,omitempty"`
 }
 
 // StepView is one step of an InstanceView.
@@ -1094,6 +1097,23 @@ type ConsoleOutcome struct {
 // when it repeats, else the enabled transition and the next step's claim.
 func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {
 	cer := d.c()
+	if v.Moved {
+		// The transition was applied before a crash: take the instance
+		// as it stands.
+		cer.State, reply.State = v.State, v.State
+		switch {
+		case v.Completed:
+			cer.Step, cer.Ended = "", true
+			*d.mode = "normal"
+			reply.Ceremony = v.State
+			return nil
+		case v.NextStep != "":
+			st, _ := v.step(v.NextStep)
+			return d.claim(ctx, v.NextStep, max(st.Iteration, 1), reply)
+		}
+		cer.Step = ""
+		return nil
+	}
 	if st, ok := v.step(cer.Step); ok && st.Status == "pending" && st.Iteration > cer.Iteration {
 		reply.Feedback += fmt.Sprintf("Step %s continues: iteration %d.", cer.Step, st.Iteration)
 		return d.claim(ctx, cer.Step, st.Iteration, reply)

@@ -155,3 +155,115 @@ func TestRepairJob(t *testing.T) {
 	}
 	t.Fatal("the registry never saw the job completed")
 }
+
+// TestRepairJobThroughCrashes kills axlrd with SIGKILL three times during
+// a repair: between the push and the pull request's opening (the forge
+// refusing the first opens), while the checks are watched, and between
+// the merge's approval and the merge (the forge refusing the first
+// merges). After each restart the job goes on where it stood, and in the
+// end exactly one pull request was opened and one merge made.
+func TestRepairJobThroughCrashes(t *testing.T) {
+	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gh.Close()
+	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
+		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: 4}}
+	})
+	model := agenttest.NewServer(t, repairReply)
+	e := newEnv(t, model.URL)
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.vars[k] = strings.TrimSpace(string(out))
+	}
+	e.vars["GOTOOLCHAIN"], e.vars["GOFLAGS"], e.vars["GH_TOKEN"] = "local", "-count=1", "gh-test-token"
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}}`)
+	d := e.spawn()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	restart := func(why string) {
+		t.Helper()
+		d.kill()
+		t.Logf("killed axlrd %s", why)
+		d = e.spawn()
+		c = dialAxlrd(t, e)
+	}
+
+	brief := "TestParse fails on empty input"
+	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
+		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := session.NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartJob(ctx, workflows.JobInput{Record: rec, SessionID: sid, Model: "m", Settings: workflows.JobSettings{
+		Remote: repo.Path(), Directory: e.dir + "/repairs", Watch: 3 * time.Minute, Poll: time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	// The branch is pushed, then the forge refuses to open the pull
+	// request for a while: axlrd dies in between.
+	gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 2)
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitBranch(ctx, t, repo, "repair/"+rec.ID)
+	restart("between the push and the pull request")
+
+	for {
+		r, err := c.JobNow(ctx, rec.ID)
+		if err == nil && r.PullRequest != 0 && r.Step == "watch" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no watch: %+v, %v", r, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	restart("while the checks are watched")
+
+	waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
+	gh.Fail("/merge", 502, 2)
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	for gh.Calls().MergeAttempts == 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	restart("between the merge's approval and the merge")
+
+	done := waitJob(ctx, t, c, rec.ID, jobs.Completed)
+	calls := gh.Calls()
+	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || done.MergeSHA == "" {
+		t.Fatalf("forge calls %+v, record %+v", calls, done)
+	}
+	if prs := repo.PullRequests(); len(prs) != 1 {
+		t.Fatalf("%d pull requests", len(prs))
+	}
+}
+
+// waitBranch waits for a branch to reach the origin.
+func waitBranch(ctx context.Context, t *testing.T, repo *githubtest.Repository, branch string) {
+	t.Helper()
+	for {
+		if _, err := repo.Head(branch); err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("branch %s never pushed", branch)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
