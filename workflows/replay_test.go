@@ -43,6 +43,8 @@ func TestReplay(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow})
 			r.RegisterWorkflowWithOptions(Task, workflow.RegisterOptions{Name: TaskWorkflow})
+			r.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
+			r.RegisterWorkflowWithOptions(JobRegistry, workflow.RegisterOptions{Name: RegistryWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

@@ -147,8 +147,10 @@ func TestRepairJob(t *testing.T) {
 	if err != nil || !strings.Contains(files["calc.go"], "strconv.ErrSyntax") {
 		t.Fatalf("main after the merge: %v\n%s", err, files["calc.go"])
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(rec.ID), "job_repair")
 	for range 50 {
 		if r, err := c.Job(ctx, rec.ID); err == nil && r.Status == jobs.Completed {
+			captureWorkflow(t, e, workflows.RegistryWorkflowID, "job_registry")
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -252,6 +254,7 @@ func TestRepairJobThroughCrashes(t *testing.T) {
 	if prs := repo.PullRequests(); len(prs) != 1 {
 		t.Fatalf("%d pull requests", len(prs))
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(rec.ID), "job_repair_crashes")
 }
 
 // waitBranch waits for a branch to reach the origin.
