@@ -41,6 +41,38 @@ func repairReply(req agenttest.Request) agenttest.Reply {
 	return agenttest.Reply{Text: "nothing to do"}
 }
 
+// repairEnv sets up a repair job's world: the GitHub fake with the calc
+// module as underpass-ai/calc (its CI passes, registering after
+// afterReads reads), the scripted model, and an env whose axlrd reaches
+// both and runs go test with this process's build cache.
+func repairEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Repository, *env) {
+	t.Helper()
+	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
+		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: afterReads}}
+	})
+	model := agenttest.NewServer(t, repairReply)
+	e := newEnv(t, model.URL)
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.vars[k] = strings.TrimSpace(string(out))
+	}
+	e.vars["GOTOOLCHAIN"], e.vars["GOFLAGS"], e.vars["GH_TOKEN"] = "local", "-count=1", "gh-test-token"
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}}`)
+	return gh, repo, e
+}
+
 // waitJob polls a job's record until it reaches one of the statuses.
 func waitJob(ctx context.Context, t *testing.T, c *client.Client, id string, want ...jobs.Status) jobs.Record {
 	t.Helper()
@@ -71,29 +103,7 @@ func waitJob(ctx context.Context, t *testing.T, c *client.Client, id string, wan
 // person approves the merge, and exactly one pull request and one merge
 // happen; the registry ends with the job completed.
 func TestRepairJob(t *testing.T) {
-	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
-		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: 1}}
-	})
-	model := agenttest.NewServer(t, repairReply)
-	e := newEnv(t, model.URL)
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		out, err := exec.Command("go", "env", k).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.vars[k] = strings.TrimSpace(string(out))
-	}
-	e.vars["GOTOOLCHAIN"], e.vars["GOFLAGS"], e.vars["GH_TOKEN"] = "local", "-count=1", "gh-test-token"
-	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}}`)
+	gh, repo, e := repairEnv(t, 1)
 	e.start()
 	c := dialAxlrd(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -165,29 +175,7 @@ func TestRepairJob(t *testing.T) {
 // merges). After each restart the job goes on where it stood, and in the
 // end exactly one pull request was opened and one merge made.
 func TestRepairJobThroughCrashes(t *testing.T) {
-	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
-		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: 4}}
-	})
-	model := agenttest.NewServer(t, repairReply)
-	e := newEnv(t, model.URL)
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		out, err := exec.Command("go", "env", k).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.vars[k] = strings.TrimSpace(string(out))
-	}
-	e.vars["GOTOOLCHAIN"], e.vars["GOFLAGS"], e.vars["GH_TOKEN"] = "local", "-count=1", "gh-test-token"
-	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}}`)
+	gh, repo, e := repairEnv(t, 4)
 	d := e.spawn()
 	c := dialAxlrd(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
