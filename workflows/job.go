@@ -86,9 +86,11 @@ type JobState struct {
 	Ceremony  *CeremonyState `json:"ceremony,omitempty"`
 	Record    jobs.Record    `json:"record"`
 	Base      string         `json:"base,omitempty"`
-	// Round counts the proposals; RedRounds the watches that went red.
-	Round     int `json:"round"`
-	RedRounds int `json:"red_rounds"`
+	// Round counts the proposals; Red holds the failing checks of each
+	// watch that went red, for the model's note and the pull request's
+	// body.
+	Round int      `json:"round"`
+	Red   []string `json:"red,omitempty"`
 }
 
 type jobRun struct {
@@ -330,9 +332,9 @@ func (j *jobRun) console(ctx workflow.Context, step string) error {
 	if step == "watch" && recorded["verdict"] == ceremonies.VerdictRed && out.Step != "" {
 		// Back to the model, with the failing checks named.
 		failed, _ := recorded["failed"].([]string)
-		return j.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("red:%d", j.st.RedRounds), fmt.Sprintf(
+		return j.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("red:%d", len(j.st.Red)), fmt.Sprintf(
 			"[AXLR] Check round %d: the pull request's checks failed on %s: %s. Fix the cause in step %s and hand the step back; AXLR pushes the change to the same pull request.",
-			j.st.RedRounds, shortHead(j.st.Record.HeadSHA), strings.Join(failed, "; "), out.Step))
+			len(j.st.Red), shortHead(j.st.Record.HeadSHA), strings.Join(failed, "; "), out.Step))
 	}
 	return nil
 }
@@ -347,11 +349,15 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 	j.st.Round++
 	branch := fmt.Sprintf("%s/%s", r.Kind, r.ID)
 	title := jobs.Title(r.Kind, "", r.Brief, r.ID)
+	var check string
+	if c := j.st.Ceremony; c != nil && c.Command != nil {
+		check = c.Command.String()
+	}
 	var body string
 	if r.Kind == jobs.Improve {
-		body = jobs.ImprovementBody(jobs.ImprovementText{Instance: r.Instance, Summary: r.Brief})
+		body = jobs.ImprovementBody(jobs.ImprovementText{Instance: r.Instance, Summary: r.Brief, Check: check, RedRounds: j.st.Red})
 	} else {
-		body = jobs.RepairBody(jobs.RepairText{Instance: r.Instance, Summary: r.Brief})
+		body = jobs.RepairBody(jobs.RepairText{Instance: r.Instance, Summary: r.Brief, Check: check, RedRounds: j.st.Red})
 	}
 	var res ProposeResult
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgePropose, ProposeInput{
@@ -414,10 +420,10 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 			rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
 			return rec, nil
 		case forge.Red:
-			j.st.RedRounds++
-			if j.st.RedRounds > MaxRedRounds {
+			if len(j.st.Red) >= MaxRedRounds {
 				return blocked(fmt.Sprintf("checks failed after %d repair rounds: %s", MaxRedRounds, v.Reason))
 			}
+			j.st.Red = append(j.st.Red, strings.Join(v.Failed, "; "))
 			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
 			return rec, nil
 		case forge.Behind:
