@@ -3,8 +3,8 @@ package daemon
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/rs/zerolog"
 
@@ -74,13 +74,13 @@ func pluginEnv(o *Options, set *settings.Loaded, i int, p settings.Plugin, m *pl
 	}
 	env := []string{}
 	var secrets []string
-	for _, k := range sortedKeys(p.Env) {
+	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 		if slices.Contains(providerKeys, k) {
 			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): env %s is a provider's key, which is never forwarded to a plugin", set.Path, i, m.ID, k)
 		}
 		env = append(env, k+"="+p.Env[k])
 	}
-	for _, k := range sortedKeys(p.EnvFrom) {
+	for _, k := range slices.Sorted(maps.Keys(p.EnvFrom)) {
 		from := p.EnvFrom[k]
 		if _, twice := p.Env[k]; twice {
 			return nil, nil, fmt.Errorf("%s: plugins[%d] (%s): %s is in both env and env_from", set.Path, i, m.ID, k)
@@ -99,15 +99,6 @@ func pluginEnv(o *Options, set *settings.Loaded, i int, p settings.Plugin, m *pl
 		secrets = append(secrets, v)
 	}
 	return env, secrets, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // openForge builds the jobs' forge: the GitHub client of forge.api_url
