@@ -52,6 +52,12 @@ type JobSettings struct {
 	AutoMerge bool          `json:"auto_merge,omitempty"`
 	Watch     time.Duration `json:"watch"`
 	Poll      time.Duration `json:"poll"`
+	// Candidate builds axlrd and axlr-tui from the pull request's head
+	// when the merge decision opens: the job repairs this project.
+	Candidate bool `json:"candidate,omitempty"`
+	// Install installs a merged job's candidate right after the merge
+	// (repair.install).
+	Install bool `json:"install,omitempty"`
 }
 
 // JobInput starts a job's workflow with the record the registry admitted.
