@@ -214,3 +214,27 @@ func CommitTrailer(kind Kind, instance string) string {
 	}
 	return fmt.Sprintf("%s: AXLR %s %s %s", key, kind.Definition(), DefinitionVersion, instance)
 }
+
+// IssueNumber reads a brief that names an issue, "#123": only "#" and
+// digits, surrounding space ignored.
+func IssueNumber(brief string) (int, bool) {
+	s, ok := strings.CutPrefix(strings.TrimSpace(brief), "#")
+	if !ok || s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n, n > 0
+}
+
+// IssueBrief is the brief of a job asked for an issue: "Issue #N of R:
+// <title>", its body and its address, cut to MaxBrief.
+func IssueBrief(repo string, n int, title, body, url string) string {
+	b := fmt.Sprintf("Issue #%d of %s: %s\n\n%s\n\n%s", n, repo, strings.TrimSpace(title), strings.TrimSpace(body), url)
+	return bound(b, MaxBrief)
+}

@@ -149,3 +149,37 @@ func TestCommitTrailer(t *testing.T) {
 		t.Fatalf("improve trailer %q", got)
 	}
 }
+
+func TestIssueNumber(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want bool
+	}{
+		{"#123", 123, true},
+		{"  #7\n", 7, true},
+		{"#", 0, false},
+		{"#0", 0, false},
+		{"#12a", 0, false},
+		{"123", 0, false},
+		{"# 12", 0, false},
+		{"#1234567890", 0, false},
+		{"fix #12", 0, false},
+	} {
+		n, ok := IssueNumber(tc.in)
+		if n != tc.n || ok != tc.want {
+			t.Errorf("IssueNumber(%q) = %d, %v; want %d, %v", tc.in, n, ok, tc.n, tc.want)
+		}
+	}
+}
+
+func TestIssueBrief(t *testing.T) {
+	got := IssueBrief("acme/app", 12, " crash ", "body\n", "https://x/12")
+	if want := "Issue #12 of acme/app: crash\n\nbody\n\nhttps://x/12"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	long := IssueBrief("acme/app", 1, "t", strings.Repeat("é", MaxBrief), "u")
+	if len(long) > MaxBrief || !strings.HasSuffix(long, "…") {
+		t.Fatalf("a long issue's brief is %d bytes, ends %q", len(long), long[len(long)-8:])
+	}
+}
