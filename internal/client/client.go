@@ -85,6 +85,7 @@ type temporal interface {
 	ExecuteWorkflow(ctx context.Context, options sdkclient.StartWorkflowOptions, workflow any, args ...any) (sdkclient.WorkflowRun, error)
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
 	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	CancelWorkflow(ctx context.Context, workflowID, runID string) error
 	Close()
 }
 
@@ -97,6 +98,10 @@ type Client struct {
 	// hostID names this machine; its task queue is
 	// workflows.HostTaskQueue(hostID).
 	hostID string
+	// set are the settings the client was dialled with (nil: empty), and
+	// getenv the environment it reads the forge's token from.
+	set    *settings.Settings
+	getenv func(string) string
 	// poll, retry and workerWait are PollInterval, RetryInterval and
 	// WorkerWait; tests shorten them.
 	poll, retry, workerWait time.Duration
@@ -141,7 +146,19 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, &UnreachableError{Address: addr, Err: err}
 	}
-	return newClient(tc, addr, host), nil
+	c := newClient(tc, addr, host)
+	c.set, c.getenv = &set.Settings, getenv
+	return c, nil
+}
+
+// New wraps a Temporal client that is already connected, as axlrd's own
+// activities hold one: hostID names the machine whose task queue it
+// reaches, set are axlrd's settings (nil: empty) and getenv reads the
+// forge's token (nil: os.Getenv).
+func New(tc sdkclient.Client, hostID string, set *settings.Settings, getenv func(string) string) *Client {
+	c := newClient(tc, "", hostID)
+	c.set, c.getenv = set, getenv
+	return c
 }
 
 func newClient(tc temporal, addr, hostID string) *Client {

@@ -56,6 +56,8 @@ type fakeTemporal struct {
 	// histories are the events of each run.
 	histories map[string][]*historypb.HistoryEvent
 	closed    bool
+	// cancelled are the workflow ids CancelWorkflow was asked to cancel.
+	cancelled []string
 }
 
 type startCall struct {
@@ -88,6 +90,13 @@ func (f *fakeTemporal) DescribeTaskQueue(_ context.Context, queue string, _ enum
 		resp.Pollers = append(resp.Pollers, &taskqueuepb.PollerInfo{Identity: "axlrd"})
 	}
 	return resp, nil
+}
+
+func (f *fakeTemporal) CancelWorkflow(_ context.Context, id, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, id)
+	return nil
 }
 
 func (f *fakeTemporal) NewWithStartWorkflowOperation(opts sdkclient.StartWorkflowOptions, workflow any, args ...any) sdkclient.WithStartWorkflowOperation {

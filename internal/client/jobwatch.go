@@ -1,0 +1,105 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// JobEnd is where a job's watch stopped: the job waits for the person
+// (Record.Pending is set) or it ended. Result is the job's execution
+// result when its workflow has finished, else nil.
+type JobEnd struct {
+	Record jobs.Record
+	Result *contract.Result
+}
+
+// WatchJob follows a job's session until the job next waits for the
+// person or ends, handing each event of its execution to w. Like Watch it
+// outlives an axlrd restart: while axlrd does not answer it tells w once
+// and asks again every RetryInterval. A job whose workflow does not exist
+// (it was admitted and never started) is an error that says to recover
+// it.
+func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, error) {
+	ex := Execution{WorkflowID: workflows.JobWorkflowID(id), ExecutionID: id}
+	after := 0
+	down := false
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	// events hands w the events after the last it saw; done is the
+	// execution's result once the workflow has finished.
+	events := func() (done *contract.Result, err error) {
+		p, err := c.progress(ctx, ex, after)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range p.Events {
+			w.Event(ev)
+		}
+		after = p.Next
+		return p.Result, nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return JobEnd{}, ctx.Err()
+		case <-timer.C:
+		}
+		done, err := events()
+		var rec jobs.Record
+		if err == nil {
+			rec, err = c.JobNow(ctx, id)
+		}
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return JobEnd{}, fmt.Errorf("job %s has no workflow in axlrd (it was admitted but not started, or its history is gone): axlr-tui jobs recover %s starts it", id, id)
+		}
+		var refused *serviceerror.QueryFailed
+		if errors.As(err, &refused) {
+			return JobEnd{}, fmt.Errorf("watch job %s: %s", id, refused.Message)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return JobEnd{}, ctx.Err()
+			}
+			if !down {
+				w.Unreachable(err)
+				down = true
+			}
+			timer.Reset(c.retry)
+			continue
+		}
+		if down {
+			w.Back()
+			down = false
+		}
+		switch {
+		case done != nil:
+			return JobEnd{Record: rec, Result: done}, nil
+		case rec.Pending != nil:
+			// The events up to the wait, then stop.
+			if _, err := events(); err != nil && ctx.Err() != nil {
+				return JobEnd{}, ctx.Err()
+			}
+			return JobEnd{Record: rec}, nil
+		}
+		timer.Reset(c.poll)
+	}
+}
+
+// InterruptJob cancels a job's workflow: the job ends interrupted, its
+// clone and pull request left as they are, and axlr-tui jobs recover runs
+// it again.
+func (c *Client) InterruptJob(ctx context.Context, id string) error {
+	if err := c.tc.CancelWorkflow(ctx, workflows.JobWorkflowID(id), ""); err != nil {
+		return c.refused(err)
+	}
+	return nil
+}
