@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -108,4 +109,33 @@ func AddConnectionFlags(fs *pflag.FlagSet, o *client.Options) {
 	fs.StringVar(&o.Address, "temporal-address", "", "axlrd's Temporal frontend at `HOST:PORT` (default "+client.DefaultAddress+")")
 	fs.StringVar(&o.Namespace, "namespace", "", "Temporal namespace `NAME` (default \""+client.DefaultNamespace+"\")")
 	fs.StringVar(&o.SettingsPath, "settings", "", "settings `FILE` (default $XDG_CONFIG_HOME/axlr/settings.json)")
+}
+
+// TakeTextFlag takes the flag --name, whose value is a text (a prompt, a
+// brief), out of args before pflag sees them: pflag would take the
+// argument after it as its value even when that is another flag. Its
+// value is --name=value, or the next argument when that is not a flag,
+// else empty: the command then takes its first positional argument.
+// Arguments after "--" are left as they are.
+func TakeTextFlag(args []string, name string) (found bool, value string, rest []string) {
+	flag := "--" + name
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return found, value, append(rest, args[i:]...)
+		case a == flag:
+			found = true
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				value = args[i+1]
+				i++
+			}
+		case strings.HasPrefix(a, flag+"="):
+			found = true
+			value = strings.TrimPrefix(a, flag+"=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return found, value, rest
 }

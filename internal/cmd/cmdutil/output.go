@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/underpass-ai/axlr/contract"
 )
@@ -84,4 +85,20 @@ func OneLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// LockedWriter serializes the writes of a watch and of what runs beside
+// it (an interrupt's messages).
+type LockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewLockedWriter returns a LockedWriter of w.
+func NewLockedWriter(w io.Writer) *LockedWriter { return &LockedWriter{w: w} }
+
+func (l *LockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -107,7 +107,7 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 		SilenceErrors:      true,
 		SilenceUsage:       true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			isExec, prompt, rest := takeExec(args)
+			isExec, prompt, rest := cmdutil.TakeTextFlag(args, "exec")
 			if err := cmd.Flags().Parse(rest); err != nil {
 				return cmdutil.FlagErrorWrap(err)
 			}
@@ -182,31 +182,6 @@ execution; a second Ctrl+C leaves without waiting.
 Exit codes: 0 completed, 3 a call waits for a decision, 1 interrupted or
 failed, 2 usage error, 4 axlrd unreachable, 130 left with a second Ctrl+C.`,
 		MaxPromptSize>>20, cmdutil.FieldsHelp(cmdutil.EventFields), cmdutil.FieldsHelp(cmdutil.ResultFields))
-}
-
-// takeExec takes --exec out of args. Its prompt is its value
-// (--exec=prompt, or --exec prompt when prompt is not a flag), else empty:
-// then it is the first positional argument.
-func takeExec(args []string) (isExec bool, prompt string, rest []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return isExec, prompt, append(rest, args[i:]...)
-		case a == "--exec":
-			isExec = true
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				prompt = args[i+1]
-				i++
-			}
-		case strings.HasPrefix(a, "--exec="):
-			isExec = true
-			prompt = strings.TrimPrefix(a, "--exec=")
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return isExec, prompt, rest
 }
 
 // complete sets the prompt and validates the flags.
@@ -400,7 +375,7 @@ func absRoot(dir string, getwd func() (string, error)) (string, error) {
 // watch follows the execution to its result and prints it. The first
 // Ctrl+C interrupts the execution, naming it; the second leaves.
 func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution) error {
-	stderr := &lockedWriter{w: opts.IO.ErrOut}
+	stderr := cmdutil.NewLockedWriter(opts.IO.ErrOut)
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var left atomic.Bool
@@ -441,16 +416,4 @@ func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution
 		cmdutil.PrintResult(opts.IO.Out, stderr, res)
 	}
 	return cmdutil.StatusExit(res.Status)
-}
-
-// lockedWriter serializes the writes of the watch and of the interrupt.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -21,6 +21,12 @@ type printer struct {
 
 var _ client.Watcher = (*printer)(nil)
 
+// NewPrinter returns the watcher --exec prints with: with json each event
+// as a line on out, else a progress line on errOut.
+func NewPrinter(out, errOut io.Writer, json bool) client.Watcher {
+	return &printer{out: out, errOut: errOut, json: json}
+}
+
 func (p *printer) Event(ev contract.Event) {
 	if p.json {
 		cmdutil.WriteJSONLine(p.out, ev)

@@ -1,12 +1,16 @@
-// Package jobs is axlr-tui jobs: the /repair and /improve jobs the job
-// registry holds, newest first, and one job's record. It reads them with
-// the registry's Query and changes nothing.
+// Package jobs is axlr-tui's /repair and /improve: --repair and --improve
+// admit a job and follow it, and axlr-tui jobs lists the jobs the job
+// registry holds, shows one, watches one until it next needs the person,
+// and takes the person's decisions (approve, deny, decline), recovery and
+// install. Every decision is an Update of the job's workflow; the list
+// and the records are Queries.
 package jobs
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,12 +21,19 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	domain "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // Client is what jobs needs of axlrd.
 type Client interface {
+	CheckWorker(ctx context.Context) error
 	Jobs(ctx context.Context) ([]domain.Record, error)
 	Job(ctx context.Context, id string) (domain.Record, error)
+	JobNow(ctx context.Context, id string) (domain.Record, error)
+	LaunchJob(ctx context.Context, req client.LaunchRequest) (domain.Record, error)
+	WatchJob(ctx context.Context, id string, w client.Watcher) (client.JobEnd, error)
+	InterruptJob(ctx context.Context, id string) error
+	DecideJob(ctx context.Context, dec workflows.JobDecision) (domain.Record, error)
 	Close()
 }
 
@@ -33,15 +44,21 @@ type Options struct {
 	IO     *factory.IOStreams
 	Client func(context.Context) (Client, error)
 
-	// ID is the job jobs show prints; empty lists them all.
-	ID   string
-	JSON bool
+	// Interrupts delivers Ctrl+C to a watch; nil never interrupts.
+	Interrupts <-chan os.Signal
+
+	// Action is what a jobs subcommand does with the job ID: show, watch,
+	// approve, deny or decline; empty lists every job.
+	Action string
+	ID     string
+	Reason string
+	JSON   bool
 }
 
 // NewCmdJobs returns the jobs command with its show subcommand. Each parses
 // its arguments, then calls runF, or jobsRun when runF is nil.
 func NewCmdJobs(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Client: factory.ClientFunc[Client](f)}
+	opts := &Options{IO: f.IOStreams, Client: factory.ClientFunc[Client](f), Interrupts: f.Interrupts}
 	run := func(ctx context.Context) error {
 		if runF != nil {
 			return runF(ctx, opts)
@@ -56,22 +73,48 @@ status, step, pull request and when it last changed. With --json, one line:
 the array of job records.
 
   axlr-tui jobs [--json]
-  axlr-tui jobs show ID [--json]`,
-		Args: cmdutil.ExactArgs(0, "usage: axlr-tui jobs [--json] | axlr-tui jobs show ID [--json]"),
+  axlr-tui jobs show ID [--json]
+  axlr-tui jobs watch ID [--json]          until the job next needs you, or ends
+  axlr-tui jobs approve ID [--json]        the check command that waits, or the merge
+  axlr-tui jobs deny ID --reason TEXT      the check command
+  axlr-tui jobs decline ID --reason TEXT   the merge
+
+watch exits 0 when the job merged and completed, 3 when it waits for you
+(approve, deny or decline it), 1 when it ended blocked, failed or
+interrupted. approve, deny and decline return once the job's workflow has
+taken the decision; --json prints the record then.`,
+		Args: cmdutil.ExactArgs(0, "usage: axlr-tui jobs [--json] | axlr-tui jobs show|watch|approve|deny|decline ID"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) },
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the records as JSON")
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Print one job's record",
-		Args:  cmdutil.ExactArgs(1, "usage: axlr-tui jobs show ID [--json]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			return run(cmd.Context())
-		},
+	for _, sub := range []struct {
+		name, usage, short string
+		reason             bool
+	}{
+		{"show", "show ID [--json]", "Print one job's record", false},
+		{"watch", "watch ID [--json]", "Follow a job until it next needs the person, or ends", false},
+		{"approve", "approve ID [--json]", "Approve what the job waits for: its check command, or its merge", false},
+		{"deny", "deny ID --reason TEXT [--json]", "Deny the check command the job waits on", true},
+		{"decline", "decline ID --reason TEXT [--json]", "Decline the job's merge: it ends blocked, the pull request left open", true},
+	} {
+		c := &cobra.Command{
+			Use:   sub.usage,
+			Short: sub.short,
+			Args:  cmdutil.ExactArgs(1, "usage: axlr-tui jobs "+sub.usage),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				opts.Action, opts.ID = sub.name, args[0]
+				if sub.reason && strings.TrimSpace(opts.Reason) == "" {
+					return cmdutil.FlagErrorf("jobs %s needs --reason TEXT: the job's record and the model keep it", sub.name)
+				}
+				return run(cmd.Context())
+			},
+		}
+		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+		if sub.reason {
+			c.Flags().StringVar(&opts.Reason, "reason", "", "why (required)")
+		}
+		cmd.AddCommand(c)
 	}
-	show.Flags().BoolVar(&opts.JSON, "json", false, "print the record as JSON")
-	cmd.AddCommand(show)
 	return cmd
 }
 
@@ -81,6 +124,25 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer c.Close()
+	switch opts.Action {
+	case "watch":
+		if err := c.CheckWorker(ctx); err != nil {
+			return err
+		}
+		rec, err := c.JobNow(ctx, opts.ID)
+		if err != nil {
+			// The job's workflow is gone (its history retired) or never
+			// started: an ended job is the registry's record.
+			reg, rerr := c.Job(ctx, opts.ID)
+			if rerr != nil || !reg.Terminal() {
+				return err
+			}
+			return printEnded(opts, reg)
+		}
+		return follow(ctx, opts.IO, opts.Interrupts, opts.JSON, c, rec)
+	case "approve", "deny", "decline":
+		return decideRun(ctx, opts, c)
+	}
 	if opts.ID != "" {
 		rec, err := c.Job(ctx, opts.ID)
 		if err != nil {

@@ -8,20 +8,73 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	domain "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
+// fakeClient answers from records; a watch hands out events and ends
+// with end, or blocks until its context ends when block is set.
 type fakeClient struct {
 	records []domain.Record
 	closed  bool
+
+	launched    []client.LaunchRequest
+	launchErr   error
+	events      []contract.Event
+	end         client.JobEnd
+	block       bool
+	watched     chan struct{}
+	interrupted []string
+	decisions   []workflows.JobDecision
 }
 
+func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
 func (f *fakeClient) Jobs(context.Context) ([]domain.Record, error) { return f.records, nil }
 func (f *fakeClient) Job(_ context.Context, id string) (domain.Record, error) {
 	return domain.Find(f.records, id)
 }
+func (f *fakeClient) JobNow(ctx context.Context, id string) (domain.Record, error) {
+	return f.Job(ctx, id)
+}
+
+func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (domain.Record, error) {
+	f.launched = append(f.launched, req)
+	if f.launchErr != nil {
+		return domain.Record{}, f.launchErr
+	}
+	return domain.Record{ID: "20261201-1200-parse-fails", Kind: req.Kind, Status: domain.Preparing, Repository: "underpass-ai/axlr", Brief: req.Brief}, nil
+}
+
+func (f *fakeClient) WatchJob(ctx context.Context, _ string, w client.Watcher) (client.JobEnd, error) {
+	for _, ev := range f.events {
+		w.Event(ev)
+	}
+	if f.watched != nil {
+		close(f.watched)
+	}
+	if f.block {
+		<-ctx.Done()
+		return client.JobEnd{}, ctx.Err()
+	}
+	return f.end, nil
+}
+
+func (f *fakeClient) InterruptJob(_ context.Context, id string) error {
+	f.interrupted = append(f.interrupted, id)
+	return nil
+}
+
+func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (domain.Record, error) {
+	f.decisions = append(f.decisions, dec)
+	r, err := domain.Find(f.records, dec.Job)
+	r.Pending, r.Status = nil, domain.Running
+	return r, err
+}
+
 func (f *fakeClient) Close() { f.closed = true }
 
 var (
@@ -66,6 +119,8 @@ func TestJobs(t *testing.T) {
 		{name: "unknown", args: []string{"show", "nope"}, records: records, code: 1,
 			stderr: "axlr-tui: no such job: nope (axlr-tui jobs lists the jobs)\n"},
 		{name: "usage", args: []string{"show"}, code: 2, stderr: "axlr-tui: usage: axlr-tui jobs show ID [--json]\n"},
+		{name: "deny without a reason", args: []string{"deny", records[0].ID}, code: 2,
+			stderr: "axlr-tui: jobs deny needs --reason TEXT: the job's record and the model keep it\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +129,7 @@ func TestJobs(t *testing.T) {
 			f := &factory.Factory{IOStreams: ios}
 			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }}
 			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error {
-				opts.ID, opts.JSON = o.ID, o.JSON
+				opts.ID, opts.JSON, opts.Action = o.ID, o.JSON, o.Action
 				return jobsRun(ctx, opts)
 			})
 			cmd.SetArgs(tt.args)

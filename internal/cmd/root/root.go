@@ -32,7 +32,10 @@ const Usage = `Usage:
   axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
   axlr-tui result SESSION_ID [--json]
   axlr-tui history ID [--json]
-  axlr-tui jobs [--json] | axlr-tui jobs show ID [--json]
+  axlr-tui --repair "<failure brief or #123>" [--model NAME] [--json] [--detach]
+  axlr-tui --improve "<improvement brief or #123>" [--model NAME] [--json] [--detach]
+  axlr-tui jobs [--json] | axlr-tui jobs show|watch ID [--json]
+  axlr-tui jobs approve ID | deny ID --reason TEXT | decline ID --reason TEXT
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 
@@ -42,6 +45,9 @@ axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 --call names, or the one the session waits on (axlr-tui says which).
 --stop-ceremony stops the /debug or /delivery the session runs: its MADE
 instance ends CANCELLED and the session is back in normal mode.
+--repair and --improve start a job: axlrd works in a clone of
+repair.repository, opens the pull request, watches its checks and asks for
+your merge decision; "axlr-tui jobs" lists the jobs and takes decisions.
 An execution keeps running in axlrd when axlr-tui stops or axlrd restarts:
 axlr-tui reconnects and waits for its result. Ctrl+C interrupts the
 execution; a second Ctrl+C leaves without waiting.
@@ -55,8 +61,8 @@ Common flags:
   --namespace NAME              Temporal namespace (default "default")
   --settings FILE               settings file (default $XDG_CONFIG_HOME/axlr/settings.json)
 
-"axlr-tui --exec --help", "axlr-tui result --help" and "axlr-tui history --help"
-say more.
+"axlr-tui --exec --help", "axlr-tui --repair --help", "axlr-tui result --help",
+"axlr-tui history --help" and "axlr-tui jobs --help" say more.
 `
 
 // NewCmdRoot returns the root command with result and history.
@@ -69,7 +75,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		RunE: func(*cobra.Command, []string) error {
-			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, result or history (see --help)")
+			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, --repair, --improve, result, history or jobs (see --help)")
 		},
 	}
 	defaultHelp := cmd.HelpFunc()
@@ -93,6 +99,8 @@ func Execute(ctx context.Context, f *factory.Factory, args []string) error {
 	switch {
 	case holdsExec(args):
 		cmd = exec.NewCmdExec(f, nil)
+	case holdsJob(args):
+		cmd = jobs.NewCmdLaunch(f, nil)
 	case name == "result" || name == "history" || name == "jobs":
 		cmd = NewCmdRoot(f)
 		args = append([]string{name}, rest...)
@@ -117,6 +125,19 @@ func holdsExec(args []string) bool {
 		case a == "--":
 			return false
 		case a == "--exec" || a == "--decide" || a == "--stop-ceremony" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--decide="):
+			return true
+		}
+	}
+	return false
+}
+
+// holdsJob reports whether args start a job: --repair or --improve.
+func holdsJob(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--repair" || a == "--improve" || strings.HasPrefix(a, "--repair=") || strings.HasPrefix(a, "--improve="):
 			return true
 		}
 	}

@@ -52,6 +52,22 @@ func TestHoldsExec(t *testing.T) {
 	}
 }
 
+func TestHoldsJob(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--repair", "jobs fail"}, true},
+		{[]string{"--json", "--improve=x"}, true},
+		{[]string{"jobs", "--", "--repair"}, false},
+		{[]string{"jobs", "show", "x"}, false},
+	} {
+		if got := holdsJob(tt.args); got != tt.want {
+			t.Errorf("holdsJob(%q) = %v", tt.args, got)
+		}
+	}
+}
+
 // TestExecute routes invocations. A command that reaches the point of
 // dialing meets 127.0.0.1:1, where nothing listens: its *UnreachableError
 // says which command ran with which arguments, and no server is needed.
@@ -81,6 +97,10 @@ func TestExecute(t *testing.T) {
 		{name: "help command", args: []string{"help"}, stdout: Usage},
 		{name: "result help", args: []string{"result", "--help"}, stdout: "Result fields:\n  schema, status"},
 		{name: "exec help", args: []string{"--exec", "--help"}, stdout: "Exit codes: 0 completed, 3"},
+		{name: "repair with a brief that reads jobs", args: append([]string{"--repair", "jobs", "--model", "m"}, dial...), err: "unreachable"},
+		{name: "improve without a brief", args: []string{"--improve"}, err: "--improve needs a brief"},
+		{name: "repair help", args: []string{"--repair", "--help"}, stdout: "Exit codes: 0 merged and completed, 3"},
+		{name: "jobs watch", args: append([]string{"jobs", "watch", "x"}, dial...), err: "unreachable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
