@@ -27,6 +27,9 @@ const (
 	// UpdateAdmit asks the registry to admit a job: AdmitRequest,
 	// answered with the new jobs.Record.
 	UpdateAdmit = "admit"
+	// UpdateRecover asks the registry to take an interrupted job back:
+	// RecoverRequest, answered with its record, preparing again.
+	UpdateRecover = "recover"
 	// SignalJobRecord carries a job workflow's record to the registry.
 	SignalJobRecord = "job-record"
 	// QueryJobs answers every record, newest first.
@@ -75,6 +78,14 @@ type AdmitRequest struct {
 	Build  string      `json:"build"`
 }
 
+// RecoverRequest asks for an interrupted job to run again. RequestID is
+// the update's id, so a retried request recovers once.
+type RecoverRequest struct {
+	RequestID string      `json:"request_id"`
+	Job       string      `json:"job"`
+	Limits    jobs.Limits `json:"limits"`
+}
+
 // ErrTypeJobRefused is the type of a refused admission's error; the
 // refusal's code is its detail.
 const ErrTypeJobRefused = "JobRefused"
@@ -92,6 +103,10 @@ func JobRegistry(ctx workflow.Context, in RegistryInput) error {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateAdmit, r.admit,
 		workflow.UpdateHandlerOptions{Validator: r.validateAdmit}); err != nil {
 		return fmt.Errorf("register %s: %w", UpdateAdmit, err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRecover, r.recover,
+		workflow.UpdateHandlerOptions{Validator: r.validateRecover}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateRecover, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryJobs, r.jobs); err != nil {
 		return fmt.Errorf("register %s: %w", QueryJobs, err)
@@ -172,6 +187,41 @@ func (r *registry) admit(ctx workflow.Context, req AdmitRequest) (jobs.Record, e
 		r.st.Applied = slices.Clone(r.st.Applied[over:])
 	}
 	return rec, nil
+}
+
+func (r *registry) validateRecover(ctx workflow.Context, req RecoverRequest) error {
+	if _, ok := r.applied(req.RequestID); ok {
+		return nil
+	}
+	if strings.TrimSpace(req.RequestID) == "" {
+		return errors.New("recover: request_id is empty")
+	}
+	rec, err := jobs.Find(r.st.Records, req.Job)
+	if err == nil {
+		err = jobs.Recoverable(rec, r.st.Records, req.Limits)
+	}
+	var ref *jobs.Refusal
+	if errors.As(err, &ref) {
+		return temporal.NewNonRetryableApplicationError(ref.Error(), ErrTypeJobRefused, nil, *ref)
+	}
+	return err
+}
+
+// recover takes an interrupted job back: preparing again, in its slot,
+// until its workflow reports.
+func (r *registry) recover(ctx workflow.Context, req RecoverRequest) (jobs.Record, error) {
+	if rec, ok := r.applied(req.RequestID); ok {
+		return rec, nil
+	}
+	i := slices.IndexFunc(r.st.Records, func(rec jobs.Record) bool { return rec.ID == req.Job })
+	rec := &r.st.Records[i]
+	rec.Status, rec.Pending, rec.Reason = jobs.Preparing, nil, ""
+	rec.Updated = workflow.Now(ctx).UTC()
+	r.st.Applied = append(r.st.Applied, Admitted{Request: req.RequestID, Job: rec.ID})
+	if over := len(r.st.Applied) - maxApplied; over > 0 {
+		r.st.Applied = slices.Clone(r.st.Applied[over:])
+	}
+	return *rec, nil
 }
 
 // record takes a job workflow's record in place of the registry's, unless

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,83 @@ func TestRegistryAdmits(t *testing.T) {
 		t.Fatalf("third refused as %s (%v)", code, full.rejected)
 	}
 	if len(listed) != 2 || listed[0].ID != second.rec.ID || listed[1].Status != jobs.Blocked || listed[1].Reason == "" {
+		t.Fatalf("listed %+v", listed)
+	}
+}
+
+// recover asks, at its turn, to recover the job job() names then.
+func (h *registryHarness) recover(id string, job func() string, lim jobs.Limits, out *admitOutcome) {
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(UpdateRecover, id, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { out.rejected = err },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				if rec, ok := v.(jobs.Record); ok {
+					out.rec = rec
+				}
+				out.done = err == nil
+			},
+		}, RecoverRequest{RequestID: id, Job: job(), Limits: lim})
+	}, h.at)
+}
+
+// TestRegistryRecovers: only an interrupted job with its session and clone
+// is taken back, preparing again, when a slot is free; the same request
+// again answers the same record; the job workflow's late interrupted
+// record does not undo it.
+func TestRegistryRecovers(t *testing.T) {
+	h := newRegistryHarness()
+	lim := jobs.Limits{MaxActive: 1}
+	var job, other, running, busy, recovered, again, unknown admitOutcome
+	var listed []jobs.Record
+	jobID := func() string { return job.rec.ID }
+	h.admit("req-1", repairAdmission("TestParse fails on empty input", "aaaa1111"), lim, &job)
+	h.recover("rec-0", jobID, lim, &running)
+	interrupted := func() jobs.Record {
+		rec := job.rec
+		rec.Status, rec.Session, rec.Clone, rec.Reason = jobs.Interrupted, "s-1", "/tmp/clone", "interrupted while step repair of axlr_repair (running)"
+		rec.Updated = rec.Created.Add(3 * time.Minute)
+		return rec
+	}
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(SignalJobRecord, interrupted()) }, h.at)
+	h.admit("req-2", repairAdmission("the daemon leaks file descriptors", "bbbb2222"), lim, &other)
+	h.recover("rec-1", jobID, lim, &busy)
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() {
+		rec := other.rec
+		rec.Status, rec.Updated = jobs.Completed, rec.Created.Add(time.Minute)
+		h.env.SignalWorkflow(SignalJobRecord, rec)
+	}, h.at)
+	h.recover("rec-2", jobID, lim, &recovered)
+	h.recover("rec-2", jobID, lim, &again)
+	h.recover("rec-3", func() string { return "nope" }, lim, &unknown)
+	// The old workflow's interrupted record, sent before the recovery.
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(SignalJobRecord, interrupted()) }, h.at)
+	h.query(t, &listed)
+	h.run(t)
+	if code := refusal(t, running.rejected); code != string(jobs.RefuseNotInterrupted) {
+		t.Fatalf("a preparing job recovered: %s %+v", code, running)
+	}
+	if !other.done {
+		t.Fatalf("an interrupted job holds a slot: %v", other.rejected)
+	}
+	if code := refusal(t, busy.rejected); code != string(jobs.RefuseMaxActive) {
+		t.Fatalf("recovered into a full registry: %s", code)
+	}
+	if !recovered.done || recovered.rec.Status != jobs.Preparing || recovered.rec.Reason != "" || recovered.rec.Session != "s-1" {
+		t.Fatalf("recovered %+v (%v)", recovered.rec, recovered.rejected)
+	}
+	if !again.done || again.rec.ID != recovered.rec.ID {
+		t.Fatalf("a retried recovery: %+v %v", again.rec, again.rejected)
+	}
+	if unknown.rejected == nil || !strings.Contains(unknown.rejected.Error(), "nope") {
+		t.Fatalf("an unknown job: %v", unknown.rejected)
+	}
+	i := slices.IndexFunc(listed, func(r jobs.Record) bool { return r.ID == job.rec.ID })
+	if i < 0 || listed[i].Status != jobs.Preparing {
 		t.Fatalf("listed %+v", listed)
 	}
 }

@@ -52,16 +52,22 @@ func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs
 		err = h.Get(ctx, &rec)
 	}
 	if err != nil {
-		var app *sdktemporal.ApplicationError
-		if errors.As(err, &app) && app.Type() == workflows.ErrTypeJobRefused {
-			var ref jobs.Refusal
-			if app.Details(&ref) == nil {
-				return jobs.Record{}, &JobRefusedError{Refusal: ref}
-			}
-		}
-		return jobs.Record{}, c.refused(err)
+		return jobs.Record{}, c.jobRefused(err)
 	}
 	return rec, nil
+}
+
+// jobRefused is the registry's refusal as a *JobRefusedError, or err as
+// refused makes it.
+func (c *Client) jobRefused(err error) error {
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == workflows.ErrTypeJobRefused {
+		var ref jobs.Refusal
+		if app.Details(&ref) == nil {
+			return &JobRefusedError{Refusal: ref}
+		}
+	}
+	return c.refused(err)
 }
 
 // Jobs lists every job the registry holds, newest first; none when the
@@ -144,4 +150,52 @@ func (c *Client) DecideJob(ctx context.Context, dec workflows.JobDecision) (jobs
 		return jobs.Record{}, c.refused(err)
 	}
 	return rec, nil
+}
+
+// RecoverJob runs an interrupted job again: the registry takes it back
+// into a free slot (a refusal is a *JobRefusedError), and its workflow
+// starts again in the job's session and clone, its brief whole. A job that
+// was admitted and whose workflow never started is started.
+func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record, error) {
+	full, nowErr := c.JobNow(ctx, id)
+	reg, err := c.Job(ctx, id)
+	if err != nil {
+		return jobs.Record{}, err
+	}
+	var nf *serviceerror.NotFound
+	if reg.Status == jobs.Preparing && errors.As(nowErr, &nf) {
+		in, err := c.jobInput(reg, model, 0)
+		if err != nil {
+			return jobs.Record{}, err
+		}
+		return reg, c.StartJob(ctx, in)
+	}
+	if nowErr != nil {
+		full = reg
+	}
+	rid, err := session.NewID()
+	if err != nil {
+		return jobs.Record{}, fmt.Errorf("recover job %s: %w", id, err)
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, sdkclient.UpdateWorkflowOptions{
+		WorkflowID: workflows.RegistryWorkflowID, UpdateID: rid, UpdateName: workflows.UpdateRecover,
+		WaitForStage: sdkclient.WorkflowUpdateStageCompleted,
+		Args:         []any{workflows.RecoverRequest{RequestID: rid, Job: id, Limits: c.settings().JobLimits()}},
+	})
+	if err == nil {
+		err = h.Get(ctx, &reg)
+	}
+	if err != nil {
+		return jobs.Record{}, c.jobRefused(err)
+	}
+	full.Status, full.Pending, full.Reason, full.Updated = reg.Status, nil, "", reg.Updated
+	in, err := c.jobInput(full, model, 0)
+	if err != nil {
+		return full, err
+	}
+	in.SessionID = full.Session
+	if err := c.StartJob(ctx, in); err != nil {
+		return full, fmt.Errorf("job %s was taken back but its workflow did not start (try axlr-tui jobs recover %s again): %w", id, id, err)
+	}
+	return full, nil
 }

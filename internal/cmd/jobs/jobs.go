@@ -34,6 +34,7 @@ type Client interface {
 	WatchJob(ctx context.Context, id string, w client.Watcher) (client.JobEnd, error)
 	InterruptJob(ctx context.Context, id string) error
 	DecideJob(ctx context.Context, dec workflows.JobDecision) (domain.Record, error)
+	RecoverJob(ctx context.Context, id, model string) (domain.Record, error)
 	Close()
 }
 
@@ -52,7 +53,9 @@ type Options struct {
 	Action string
 	ID     string
 	Reason string
-	JSON   bool
+	// Model runs a recovered job's steps (default: settings.json's).
+	Model string
+	JSON  bool
 }
 
 // NewCmdJobs returns the jobs command with its show subcommand. Each parses
@@ -78,6 +81,7 @@ the array of job records.
   axlr-tui jobs approve ID [--json]        the check command that waits, or the merge
   axlr-tui jobs deny ID --reason TEXT      the check command
   axlr-tui jobs decline ID --reason TEXT   the merge
+  axlr-tui jobs recover ID [--model NAME]  run an interrupted job again
 
 watch exits 0 when the job merged and completed, 3 when it waits for you
 (approve, deny or decline it), 1 when it ended blocked, failed or
@@ -96,6 +100,7 @@ taken the decision; --json prints the record then.`,
 		{"approve", "approve ID [--json]", "Approve what the job waits for: its check command, or its merge", false},
 		{"deny", "deny ID --reason TEXT [--json]", "Deny the check command the job waits on", true},
 		{"decline", "decline ID --reason TEXT [--json]", "Decline the job's merge: it ends blocked, the pull request left open", true},
+		{"recover", "recover ID [--model NAME] [--json]", "Run an interrupted job again, in its session and clone", false},
 	} {
 		c := &cobra.Command{
 			Use:   sub.usage,
@@ -112,6 +117,9 @@ taken the decision; --json prints the record then.`,
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 		if sub.reason {
 			c.Flags().StringVar(&opts.Reason, "reason", "", "why (required)")
+		}
+		if sub.name == "recover" {
+			c.Flags().StringVar(&opts.Model, "model", "", "model `NAME` of the job's steps (default: settings.json's)")
 		}
 		cmd.AddCommand(c)
 	}
@@ -142,6 +150,20 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		return follow(ctx, opts.IO, opts.Interrupts, opts.JSON, c, rec)
 	case "approve", "deny", "decline":
 		return decideRun(ctx, opts, c)
+	case "recover":
+		if err := c.CheckWorker(ctx); err != nil {
+			return err
+		}
+		rec, err := c.RecoverJob(ctx, opts.ID, opts.Model)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			cmdutil.WriteJSONLine(opts.IO.Out, rec)
+			return nil
+		}
+		fmt.Fprintf(opts.IO.Out, "recovered job %s: it runs again in session %s and clone %s (axlr-tui jobs watch %s follows it)\n", rec.ID, rec.Session, rec.Clone, rec.ID)
+		return nil
 	}
 	if opts.ID != "" {
 		rec, err := c.Job(ctx, opts.ID)

@@ -30,6 +30,7 @@ type fakeClient struct {
 	watched     chan struct{}
 	interrupted []string
 	decisions   []workflows.JobDecision
+	recovered   []string
 }
 
 func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
@@ -72,6 +73,16 @@ func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (do
 	f.decisions = append(f.decisions, dec)
 	r, err := domain.Find(f.records, dec.Job)
 	r.Pending, r.Status = nil, domain.Running
+	return r, err
+}
+
+func (f *fakeClient) RecoverJob(_ context.Context, id, model string) (domain.Record, error) {
+	f.recovered = append(f.recovered, id+" "+model)
+	r, err := domain.Find(f.records, id)
+	if err == nil && r.Status != domain.Interrupted {
+		return domain.Record{}, &client.JobRefusedError{Refusal: domain.Refusal{Code: domain.RefuseNotInterrupted, Reason: "repair " + id + " is " + string(r.Status) + "; only an interrupted job is recovered"}}
+	}
+	r.Status = domain.Preparing
 	return r, err
 }
 
@@ -119,6 +130,10 @@ func TestJobs(t *testing.T) {
 		{name: "unknown", args: []string{"show", "nope"}, records: records, code: 1,
 			stderr: "axlr-tui: no such job: nope (axlr-tui jobs lists the jobs)\n"},
 		{name: "usage", args: []string{"show"}, code: 2, stderr: "axlr-tui: usage: axlr-tui jobs show ID [--json]\n"},
+		{name: "recover", args: []string{"recover", "i", "--model", "m2"}, records: []domain.Record{{ID: "i", Status: domain.Interrupted, Session: "s1", Clone: "/c/i"}},
+			stdout: "recovered job i: it runs again in session s1 and clone /c/i (axlr-tui jobs watch i follows it)\n"},
+		{name: "recover a running job", args: []string{"recover", records[0].ID}, records: records, code: 1,
+			stderr: "axlr-tui: repair 20261201-1200-the-watch-never-settles is awaiting_merge; only an interrupted job is recovered\n"},
 		{name: "deny without a reason", args: []string{"deny", records[0].ID}, code: 2,
 			stderr: "axlr-tui: jobs deny needs --reason TEXT: the job's record and the model keep it\n"},
 	}
@@ -129,7 +144,7 @@ func TestJobs(t *testing.T) {
 			f := &factory.Factory{IOStreams: ios}
 			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }}
 			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error {
-				opts.ID, opts.JSON, opts.Action = o.ID, o.JSON, o.Action
+				opts.ID, opts.JSON, opts.Action, opts.Model = o.ID, o.JSON, o.Action, o.Model
 				return jobsRun(ctx, opts)
 			})
 			cmd.SetArgs(tt.args)
