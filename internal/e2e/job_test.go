@@ -17,7 +17,9 @@ import (
 
 // repairReply plays a model through axlr_repair 1.0's model steps on the
 // calc module: reproduce with go test, diagnose, fix Parse with
-// local_edit, hand back the repair; then it answers in words.
+// local_edit, hand back the repair; and through axlr_improve 1.0's: brief
+// with a go test that runs no test yet, build Double and its test with
+// local_write. Then it answers in words.
 func repairReply(req agenttest.Request) agenttest.Reply {
 	r, isReply := lastReply(req)
 	last := req.Messages[len(req.Messages)-1]
@@ -32,6 +34,11 @@ func repairReply(req agenttest.Request) agenttest.Reply {
 		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "./..."]}, "expected": "ok", "observed": "panic: slice bounds out of range"}`)
 	case next == "diagnose":
 		return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go", "proposed_fix": "return an error for empty input"}`)
+	case next == "brief":
+		return stepDone("b1", `{"criteria": "Double(n) returns 2n, and a test says so", "scope": "double_test.go", "check_command": {"program": "go", "args": ["test", "-run", "TestDouble", "./..."]}}`)
+	case next == "build":
+		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w1", Name: "local_write",
+			Arguments: `{"path": "double_test.go", "mode": "create", "content": "package calc\n\nimport \"testing\"\n\n// Double returns twice n.\nfunc Double(n int) int { return 2 * n }\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(\"Double(2) is not 4\")\n\t}\n}\n"}`}}}
 	case next == "repair":
 		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
 			Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\tif s == \"\" {\n\t\treturn 0, strconv.ErrSyntax\n\t}\n\treturn strconv.Atoi(s[:1])"}`}}}

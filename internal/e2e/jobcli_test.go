@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/jobs"
+)
+
+// jobLines decodes a job watch's --json output: the first line's job, the
+// event lines between, and the result line's status and job.
+func jobLines(t *testing.T, out string) (first jobs.Record, events int, status string, last jobs.Record) {
+	t.Helper()
+	ls := strings.Split(strings.TrimSpace(out), "\n")
+	if len(ls) < 2 {
+		t.Fatalf("job output has %d lines:\n%s", len(ls), out)
+	}
+	var head struct {
+		Type string      `json:"type"`
+		Job  jobs.Record `json:"job"`
+	}
+	if err := json.Unmarshal([]byte(ls[0]), &head); err != nil || head.Type != "job" {
+		t.Fatalf("first line %s: %v", ls[0], err)
+	}
+	var tail struct {
+		Type   string `json:"type"`
+		Result struct {
+			Status string      `json:"status"`
+			Job    jobs.Record `json:"job"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &tail); err != nil || tail.Type != "result" {
+		t.Fatalf("last line %s: %v", ls[len(ls)-1], err)
+	}
+	return head.Job, len(ls) - 2, tail.Result.Status, tail.Result.Job
+}
+
+// jobSettings points the jobs of e at repo on the GitHub fake.
+func jobSettings(e *env, ghURL, remote string) {
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + ghURL + `"}, "repair": {"repository": "underpass-ai/calc", "remote": "` + remote +
+		`", "poll_seconds": 1, "watch_minutes": 2}}`)
+}
+
+// TestRepairFromTheCommandLine runs a repair the way a person does: axlr-tui
+// --repair admits and follows it to its check command (exit 3), jobs
+// approve runs it, jobs watch follows it to the merge decision (exit 3),
+// jobs approve merges it and jobs watch sees it completed (exit 0); jobs
+// lists it. One pull request, one merge.
+func TestRepairFromTheCommandLine(t *testing.T) {
+	gh, repo, e := repairEnv(t, 1)
+	jobSettings(e, gh.URL, repo.Path())
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--repair", "TestParse fails on empty input", "--json")
+	first, events, status, rec := jobLines(t, r.stdout)
+	if r.code != 3 || first.Status != jobs.Preparing || events == 0 || status != "needs_decision" ||
+		rec.Pending == nil || rec.Pending.Kind != jobs.PendingCheck || rec.Pending.Command != "go test ./..." {
+		t.Fatalf("--repair: exit %d, first %+v, status %s, record %+v\n%s", r.code, first, status, rec, r.stderr)
+	}
+	id := first.ID
+	if r := e.tui(ctx, "jobs", "decline", id, "--reason", "no"); r.code != 1 || !strings.Contains(r.stderr, "waits for its check command") {
+		t.Fatalf("decline of a check: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "approve", id); r.code != 0 || !strings.Contains(r.stdout, "approved the check command go test ./... of job "+id) {
+		t.Fatalf("approve the check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", id, "--json")
+	_, _, status, rec = jobLines(t, r.stdout)
+	if r.code != 3 || status != "needs_decision" || rec.Pending == nil || rec.Pending.Kind != jobs.PendingMerge || rec.PullRequest == 0 {
+		t.Fatalf("watch to the merge: exit %d, %s, %+v\n%s", r.code, status, rec, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "approve", id, "--json"); r.code != 0 {
+		t.Fatalf("approve the merge: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "job "+id+" completed: pull request #") {
+		t.Fatalf("watch to the end: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	for range 50 {
+		r = e.tui(ctx, "jobs")
+		if strings.Contains(r.stdout, id) && strings.Contains(r.stdout, "completed") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("jobs does not list %s completed:\n%s", id, r.stdout)
+}
+
+// TestImproveFromTheCommandLine runs an improvement whose check fails on
+// the clean clone (go test runs no test yet) and passes after the build:
+// the merge always waits for the person, even under repair.auto_merge;
+// declined, the job ends blocked with the reason and no merge (exit 1).
+func TestImproveFromTheCommandLine(t *testing.T) {
+	gh, repo, e := repairEnv(t, 1)
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "repair": {"repository": "underpass-ai/calc", "remote": "` + repo.Path() +
+		`", "poll_seconds": 1, "watch_minutes": 2, "auto_merge": true}}`)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--improve", "add Double to calc", "--detach")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || id == "" {
+		t.Fatalf("--detach: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", id, "--json")
+	_, _, status, rec := jobLines(t, r.stdout)
+	if r.code != 3 || status != "needs_decision" || rec.Pending == nil || rec.Pending.Command != "go test -run TestDouble ./..." {
+		t.Fatalf("watch to the check: exit %d %s %+v\n%s", r.code, status, rec, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "approve", id); r.code != 0 {
+		t.Fatalf("approve the check: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", id, "--json")
+	_, _, status, rec = jobLines(t, r.stdout)
+	if r.code != 3 || rec.Pending == nil || rec.Pending.Kind != jobs.PendingMerge {
+		t.Fatalf("an improvement under auto_merge: exit %d %s %+v\n%s", r.code, status, rec, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "decline", id, "--reason", "Double belongs in another package"); r.code != 0 {
+		t.Fatalf("decline: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", id)
+	if r.code != 1 || !strings.Contains(r.stdout, "blocked: the person declined the merge: Double belongs in another package") {
+		t.Fatalf("watch a declined job: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 0 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	pulls := repo.PullRequests()
+	if len(pulls) != 1 || !strings.HasPrefix(pulls[0].Title, "Improve: ") {
+		t.Fatalf("pull requests %+v", pulls)
+	}
+}
