@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync"
@@ -105,7 +106,9 @@ func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 }
 
 // fakeForge is a job's forge: each proposal pushes a new head, and each
-// read answers the next scripted read of that head's checks.
+// read answers the next scripted read of that head's checks (and of the
+// pull request's state, when pulls is set). An update of the branch lands
+// a new head one read after it is asked, as GitHub's does.
 type fakeForge struct {
 	mu       sync.Mutex
 	proposes int
@@ -114,9 +117,26 @@ type fakeForge struct {
 	updates  int
 	merges   []MergeInput
 	reruns   int
+	// pulls, by read, override the pull request's State, Merged and
+	// MergeableState (default open and clean).
+	pulls []forge.PullRequest
+	// unchanged names the proposals (from 1) that find nothing to commit.
+	unchanged map[int]bool
+	// refuse is why every merge is refused; empty, merges land.
+	refuse string
+	// unreadable is why every read fails; empty, reads answer.
+	unreadable string
+	// commits counts the heads pushed; landed the updates shown since.
+	commits, landed int
+	lagging         bool
+	proposals       []ProposeInput
+	updateHeads     []string
+	rerunHeads      []string
 }
 
-func (f *fakeForge) head() string { return "head" + string(rune('0'+f.proposes)) }
+func (f *fakeForge) head() string {
+	return "head" + string(rune('0'+f.commits)) + strings.Repeat("u", f.landed)
+}
 
 func (f *fakeForge) Prepare(_ context.Context, in PrepareInput) (PrepareResult, error) {
 	return PrepareResult{Clone: in.Directory + "/" + in.Job, Base: "main", Head: "base0"}, nil
@@ -130,29 +150,61 @@ func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.proposes++
-	return ProposeResult{PullRequest: 7, URL: "https://github.com/o/r/pull/7", HeadSHA: f.head(), Opened: f.proposes == 1}, nil
+	f.proposals = append(f.proposals, in)
+	if f.unchanged[f.proposes] {
+		return ProposeResult{NothingChanged: true}, nil
+	}
+	f.commits++
+	f.landed, f.lagging = 0, false
+	return ProposeResult{PullRequest: 7, URL: "https://github.com/o/r/pull/7", HeadSHA: f.head(), Opened: f.commits == 1}, nil
 }
 
 func (f *fakeForge) Read(_ context.Context, in ReadInput) (ReadResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.reads[min(f.read, len(f.reads)-1)]
+	pr := forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: f.head(), BaseRef: "main"}
+	if len(f.pulls) > 0 {
+		p := f.pulls[min(f.read, len(f.pulls)-1)]
+		pr.State, pr.Merged, pr.MergeableState = cmp.Or(p.State, pr.State), p.Merged, cmp.Or(p.MergeableState, pr.MergeableState)
+	}
 	f.read++
+	if f.unreadable != "" {
+		return ReadResult{Error: f.unreadable}, nil
+	}
 	c.SHA = f.head()
-	return ReadResult{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: f.head(), BaseRef: "main"}, Checks: c}, nil
+	if f.lagging {
+		// This read still shows the head before the update.
+		f.lagging = false
+		f.landed++
+	}
+	return ReadResult{PullRequest: pr, Checks: c}, nil
 }
 
-func (f *fakeForge) UpdateBranch(context.Context, UpdateBranchInput) (UpdateBranchResult, error) {
+func (f *fakeForge) UpdateBranch(_ context.Context, in UpdateBranchInput) (UpdateBranchResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.updates++
+	f.updateHeads = append(f.updateHeads, in.ExpectedHeadSHA)
+	f.lagging = true
 	return UpdateBranchResult{}, nil
 }
 
-func (f *fakeForge) RerunFailed(context.Context, RerunInput) (int, error) { f.reruns++; return 1, nil }
+func (f *fakeForge) RerunFailed(_ context.Context, in RerunInput) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reruns++
+	f.rerunHeads = append(f.rerunHeads, in.HeadSHA)
+	return 1, nil
+}
 
 func (f *fakeForge) Merge(_ context.Context, in MergeInput) (MergeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.merges = append(f.merges, in)
+	if f.refuse != "" {
+		return MergeResult{Refused: f.refuse}, nil
+	}
 	return MergeResult{MergeSHA: "merged1"}, nil
 }
 
@@ -170,22 +222,40 @@ type jobHarness struct {
 	env    *testsuite.TestWorkflowEnvironment
 	acts   *scripted
 	made   *repairMADE
+	pinned *pinnedMADE
 	forge  *fakeForge
 	record jobs.Record
 	at     time.Duration
+	mu     sync.Mutex
+	// reports are the records the job signalled to the registry.
+	reports []jobs.Record
 }
 
 func newJobHarness(t *testing.T, acts *scripted, reads ...forge.Checks) *jobHarness {
-	h := &jobHarness{acts: acts, made: &repairMADE{}, forge: &fakeForge{reads: reads}}
-	h.env = h.NewTestWorkflowEnvironment()
-	h.env.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
-	h.env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
-	h.env.RegisterActivityWithOptions(h.made, activity.RegisterOptions{Name: "ceremony."})
-	h.env.RegisterActivityWithOptions(h.forge, activity.RegisterOptions{Name: "forge."})
-	h.env.OnSignalExternalWorkflow(mock.Anything, RegistryWorkflowID, "", SignalJobRecord, mock.Anything).Return(nil)
+	h := &jobHarness{made: &repairMADE{}}
+	h.setup(acts, h.made, reads)
 	h.record = jobs.Record{ID: "20261201-1200-testparse-fails", Kind: jobs.Repair, Signature: "abcd1234", Repository: "o/r",
 		Brief: "TestParse fails on empty input", Status: jobs.Preparing, Attempt: 1, Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	return h
+}
+
+// setup registers the job's workflow, the session's activities, cer as
+// MADE and a forge fake reading reads, and keeps what the job reports to
+// the registry.
+func (h *jobHarness) setup(acts *scripted, cer CeremonyActivities, reads []forge.Checks) {
+	h.acts, h.forge = acts, &fakeForge{reads: reads}
+	h.env = h.NewTestWorkflowEnvironment()
+	h.env.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
+	h.env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
+	h.env.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony."})
+	h.env.RegisterActivityWithOptions(h.forge, activity.RegisterOptions{Name: "forge."})
+	h.env.OnSignalExternalWorkflow(mock.Anything, RegistryWorkflowID, "", SignalJobRecord, mock.Anything).Run(func(args mock.Arguments) {
+		if r, ok := args.Get(4).(jobs.Record); ok {
+			h.mu.Lock()
+			h.reports = append(h.reports, r)
+			h.mu.Unlock()
+		}
+	}).Return(nil)
 }
 
 // decideAt sends a decision after d of workflow time.
@@ -281,21 +351,5 @@ func TestJobMergeDecision(t *testing.T) {
 		if rec.Status != jobs.Blocked || rec.Reason != "the person declined the merge: not this way" || len(h.forge.merges) != 0 {
 			t.Fatalf("declined: record %+v, merges %d", rec, len(h.forge.merges))
 		}
-	}
-}
-
-// TestJobBlockedWatch: checks that do not settle within repair's watch
-// time end the job BLOCKED with the watch's reason, the pull request left
-// as it is.
-func TestJobBlockedWatch(t *testing.T) {
-	h := newJobHarness(t, newScripted(repairModel...), pendingChecks)
-	var check outcome
-	h.decideAt(time.Minute, JobDecision{RequestID: "d-1", Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true}, &check)
-	rec := h.run(t, JobSettings{Remote: "/origin.git", Directory: "/jobs", Watch: 10 * time.Minute, Poll: 30 * time.Second})
-	if rec.Status != jobs.Blocked || rec.Reason != "checks did not settle within 10m0s" || len(h.forge.merges) != 0 {
-		t.Fatalf("record %+v", rec)
-	}
-	if h.forge.read < 20 {
-		t.Fatalf("%d reads in a 10 minute watch at 30 s", h.forge.read)
 	}
 }
