@@ -139,3 +139,59 @@ func TestImproveFromTheCommandLine(t *testing.T) {
 		t.Fatalf("pull requests %+v", pulls)
 	}
 }
+
+// TestRecoverFromTheCommandLine interrupts a repair while its check
+// command waits (as Ctrl+C does), and jobs recover runs it again in its
+// session and clone: the job goes on to its merge, one pull request and
+// one merge in all; recovering a job that is not interrupted is refused.
+func TestRecoverFromTheCommandLine(t *testing.T) {
+	gh, repo, e := repairEnv(t, 1)
+	jobSettings(e, gh.URL, repo.Path())
+	e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--repair", "TestParse fails on empty input", "--detach")
+	id := strings.TrimSpace(r.stdout)
+	if r := e.tui(ctx, "jobs", "watch", id); r.code != 3 {
+		t.Fatalf("watch to the check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "recover", id); r.code != 1 || !strings.Contains(r.stderr, "only an interrupted job is recovered") {
+		t.Fatalf("recover a waiting job: exit %d %s", r.code, r.stderr)
+	}
+	if err := c.InterruptJob(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	r = e.tui(ctx, "jobs", "watch", id)
+	if r.code != 1 || !strings.Contains(r.stdout, "interrupted: interrupted while step reproduce") {
+		t.Fatalf("watch an interrupted job: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var before jobs.Record
+	for range 50 {
+		if before, _ = c.Job(ctx, id); before.Status == jobs.Interrupted {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r = e.tui(ctx, "jobs", "recover", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "recovered job "+id+": it runs again in session "+before.Session) {
+		t.Fatalf("recover: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, step := range []string{"check", "merge"} {
+		r = e.tui(ctx, "jobs", "watch", id, "--json")
+		_, _, _, rec := jobLines(t, r.stdout)
+		if r.code != 3 || rec.Pending == nil || string(rec.Pending.Kind) != step {
+			t.Fatalf("watch to the %s: exit %d %+v\n%s", step, r.code, rec, r.stderr)
+		}
+		if r := e.tui(ctx, "jobs", "approve", id); r.code != 0 {
+			t.Fatalf("approve the %s: exit %d %s", step, r.code, r.stderr)
+		}
+	}
+	if r = e.tui(ctx, "jobs", "watch", id); r.code != 0 {
+		t.Fatalf("watch to the end: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+}
