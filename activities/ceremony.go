@@ -88,7 +88,7 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 			fmt.Sprintf("instance %s has no claimable step in %s", in.InstanceID, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
 	}
 	step := *inst.NextStepID
-	claimed, err := a.claim(ctx, in.InstanceID, step, 1, res.StepTimeout)
+	claimed, err := a.claim(ctx, in.InstanceID, step, 1, 0, res.StepTimeout)
 	if err != nil {
 		return workflows.CeremonyStartResult{}, err
 	}
@@ -126,14 +126,14 @@ func PublishPinned(ctx context.Context, e made.Engine, def ceremonies.Definition
 
 // Claim claims a step at an iteration.
 func (a *Ceremony) Claim(ctx context.Context, in workflows.ClaimInput) (workflows.InstanceView, error) {
-	return a.claim(ctx, in.InstanceID, in.Step, in.Iteration, in.LeaseTTL)
+	return a.claim(ctx, in.InstanceID, in.Step, in.Iteration, in.Round, in.LeaseTTL)
 }
 
-func (a *Ceremony) claim(ctx context.Context, id, step string, iteration int, ttl time.Duration) (workflows.InstanceView, error) {
+func (a *Ceremony) claim(ctx context.Context, id, step string, iteration, round int, ttl time.Duration) (workflows.InstanceView, error) {
 	inst, err := made.ClaimOnce(ctx, a.Made, made.ClaimRequest{
 		CeremonyID: id, StepID: step, ActorKind: made.ActorAgent,
 		LeaseOwnerID:   a.Owner,
-		IdempotencyKey: fmt.Sprintf("%s:%s:%d", id, step, iteration),
+		IdempotencyKey: workflows.ClaimKey(id, step, iteration, round),
 		LeaseTTL:       ttl,
 	})
 	if errors.Is(err, made.ErrLeaseActive) || errors.Is(err, made.ErrExists) {

@@ -156,3 +156,51 @@ func TestCompleteFoundDone(t *testing.T) {
 		t.Fatalf("the retried completion: %+v, %v", v, err)
 	}
 }
+
+// TestClaimRounds: MADE starts a state entered again at iteration 1, so a
+// repair step claimed again after a red round needs a key that names the
+// round; the first round's key is refused as an unresolved claim.
+func TestClaimRounds(t *testing.T) {
+	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx := context.Background()
+	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
+	const id = "rounds-1"
+	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "repair", Job: true, InstanceID: id, SessionID: "s-1",
+		Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app", "repository": "acme/app"}}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(name, from, trigger, next string, recorded map[string]any) {
+		t.Helper()
+		if _, err := a.Complete(ctx, workflows.CompleteInput{InstanceID: id, Step: name, Iteration: 1, Status: "completed", Recorded: recorded}); err != nil {
+			t.Fatalf("complete %s: %v", name, err)
+		}
+		if _, err := a.Transition(ctx, workflows.TransitionInput{InstanceID: id, Trigger: trigger, From: from}); err != nil {
+			t.Fatalf("%s: %v", trigger, err)
+		}
+		if next == "" {
+			return
+		}
+		if _, err := a.Claim(ctx, workflows.ClaimInput{InstanceID: id, Step: next, Iteration: 1, LeaseTTL: time.Minute}); err != nil {
+			t.Fatalf("claim %s: %v", next, err)
+		}
+	}
+	step("reproduce", "REPRODUCE", "reproduced", "diagnose", map[string]any{"reproduced": true, "settled": true})
+	step("diagnose", "DIAGNOSE", "diagnosed", "repair", map[string]any{"diagnosed": true})
+	step("repair", "REPAIR", "repaired", "propose", map[string]any{"repaired": true})
+	step("propose", "PROPOSE", "proposed", "watch", map[string]any{"proposed": true})
+	step("watch", "WATCH", "checks_failed", "", map[string]any{"verdict": "red"})
+
+	_, err = a.Claim(ctx, workflows.ClaimInput{InstanceID: id, Step: "repair", Iteration: 1, LeaseTTL: time.Minute})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeNeedsOperator {
+		t.Fatalf("the first round's key again: %v", err)
+	}
+	v, err := a.Claim(ctx, workflows.ClaimInput{InstanceID: id, Step: "repair", Iteration: 1, Round: 1, LeaseTTL: time.Minute})
+	if err != nil || v.State != "REPAIR" || v.NextStep != "repair" {
+		t.Fatalf("the second round's claim: %+v, %v", v, err)
+	}
+}

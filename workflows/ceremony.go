@@ -118,6 +118,10 @@ type CeremonyState struct {
 	State     string `json:"state"`
 	Step      string `json:"step,omitempty"`
 	Iteration int    `json:"iteration,omitempty"`
+	// Entries counts each step's claims at iteration 1: how often its
+	// state was entered. Round is the open step's earlier entries.
+	Entries map[string]int `json:"entries,omitempty"`
+	Round   int            `json:"round,omitempty"`
 	// Deadline is when the open step times out (the definition's
 	// timeouts.step_default, which MADE does not enforce).
 	Deadline    time.Time     `json:"deadline"`
@@ -234,10 +238,25 @@ func (v InstanceView) step(id string) (StepView, bool) {
 // ClaimInput claims a step at an iteration; the claim's idempotency key is
 // <instance>:<step>:<iteration>.
 type ClaimInput struct {
-	InstanceID string        `json:"instance_id"`
-	Step       string        `json:"step"`
-	Iteration  int           `json:"iteration"`
-	LeaseTTL   time.Duration `json:"lease_ttl"`
+	InstanceID string `json:"instance_id"`
+	Step       string `json:"step"`
+	Iteration  int    `json:"iteration"`
+	// Round counts the earlier entries into the step's state: MADE starts
+	// a re-entered state's steps at iteration 1 again, so the claim's key
+	// names the round too.
+	Round    int           `json:"round,omitempty"`
+	LeaseTTL time.Duration `json:"lease_ttl"`
+}
+
+// ClaimKey is the idempotency key of a step's claim, and the base of its
+// check's: the instance, the step, its iteration and, past the first
+// entry into its state, the round.
+func ClaimKey(instance, step string, iteration, round int) string {
+	key := fmt.Sprintf("%s:%s:%d", instance, step, iteration)
+	if round > 0 {
+		key += fmt.Sprintf(":r%d", round)
+	}
+	return key
 }
 
 // HandBackInput validates an axlr_step_done call read from the transcript.
@@ -399,10 +418,14 @@ func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in Cerem
 	}
 	snap := d.t.st.Snapshot
 	mode := in.Mode
+	var entries map[string]int
+	if workflow.GetVersion(ctx, versionRounds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		entries = map[string]int{res.Instance.NextStep: 1}
+	}
 	*d.slot = &CeremonyState{
 		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
 		Compact:      !in.Job && (snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow)),
-		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt,
+		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt, Entries: entries,
 	}
 	*d.mode = mode
 	d.claimed(ctx, res.Instance)
@@ -832,7 +855,7 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 	if cmd != nil && st.Check == ceremonies.CheckMissing {
 		// The improvement must be missing from a clean tree: a change the
 		// model made could be what makes the check fail.
-		rev, err := d.runCheck(ctx, fmt.Sprintf("%s:%s:%d:clean", cer.InstanceID, cer.Step, cer.Iteration), nil)
+		rev, err := d.runCheck(ctx, ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round)+":clean", nil)
 		if err != nil {
 			return err
 		}
@@ -843,7 +866,7 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 		}
 	}
 	if cmd != nil || st.Check == ceremonies.CheckRevision {
-		check, err := d.runCheck(ctx, fmt.Sprintf("%s:%s:%d", cer.InstanceID, cer.Step, cer.Iteration), cmd)
+		check, err := d.runCheck(ctx, ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round), cmd)
 		if err != nil {
 			return err
 		}
@@ -1157,12 +1180,21 @@ func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply)
 	return d.claim(ctx, next.NextStep, max(st.Iteration, 1), reply)
 }
 
+// versionRounds guards the round in a claim's and a check's keys: a state
+// entered again (a red round back to repair) claims its steps anew.
+const versionRounds = "claim-rounds"
+
 // claim claims a step and puts its instruction in the reply.
 func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *stepReply) error {
 	cer := d.c()
+	round := cer.Round
+	rounds := workflow.GetVersion(ctx, versionRounds, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	if rounds && iteration <= 1 {
+		round = cer.Entries[step]
+	}
 	var v InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
-		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, LeaseTTL: cer.StepTimeout,
+		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: cer.StepTimeout,
 	}).Get(ctx, &v)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == ErrTypeNeedsOperator && workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
@@ -1173,6 +1205,13 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 		return fmt.Errorf("claim %s: %w", step, err)
 	}
 	v.NextStep = step
+	if rounds && iteration <= 1 {
+		if cer.Entries == nil {
+			cer.Entries = map[string]int{}
+		}
+		cer.Entries[step] = round + 1
+	}
+	cer.Round = round
 	d.claimed(ctx, v)
 	reply.NextStep, reply.Iteration, reply.Instr = step, cer.Iteration, cer.instruction()
 	if cer.step().Console {

@@ -46,6 +46,7 @@ type pinnedMADE struct {
 	bounces int
 
 	claims    []ClaimInput
+	keys      map[string]bool
 	ran       []RunCheckInput
 	completed []CompleteInput
 	triggers  []string
@@ -163,6 +164,16 @@ func (f *pinnedMADE) Claim(_ context.Context, in ClaimInput) (InstanceView, erro
 	if f.stepOf(f.state) != in.Step {
 		return InstanceView{}, madeRefused("claim %s in %s", in.Step, f.state)
 	}
+	// As MADE does, a claim key is taken once: a state entered again
+	// needs the round in its key.
+	key := ClaimKey(in.InstanceID, in.Step, in.Iteration, in.Round)
+	if f.keys[key] {
+		return InstanceView{}, temporal.NewNonRetryableApplicationError("claim key "+key+" already exists", ErrTypeNeedsOperator, nil)
+	}
+	if f.keys == nil {
+		f.keys = map[string]bool{}
+	}
+	f.keys[key] = true
 	f.status[in.Step] = "IN_PROGRESS"
 	return InstanceView{InstanceID: in.InstanceID, State: f.state, Steps: []StepView{{Step: in.Step, Status: "in_progress", Iteration: in.Iteration, Attempt: 1}}}, nil
 }
