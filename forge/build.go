@@ -2,6 +2,9 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +29,17 @@ const (
 // candidateCommands are the packages, relative to the clone's root, that a
 // candidate build makes, when the clone has them.
 var candidateCommands = []string{"cmd/axlrd", "cmd/axlr-tui"}
+
+// candidateStamp, in a candidate's directory, names the version and the
+// commit it was built for and the SHA-256 of each binary, so a build asked
+// again for the same ones finds it done.
+const candidateStamp = ".candidate.json"
+
+type stamp struct {
+	Version  string            `json:"version"`
+	Commit   string            `json:"commit"`
+	Binaries map[string]string `json:"binaries"` // base name: SHA-256, hex
+}
 
 // ErrNothingToBuild is returned by BuildCandidate for a clone that has none
 // of the commands a candidate is built from: nothing was built.
@@ -65,7 +79,9 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // with only PATH, HOME and the GO* variables of env, plus GOFLAGS=-p=2 when
 // env sets no GOFLAGS. A clone with neither command gives
 // ErrNothingToBuild; a build that fails a *BuildError quoting the end of
-// its output.
+// its output. A candidate that outDir holds already for this version and
+// commit, its binaries unchanged since (the stamp .candidate.json says),
+// is returned without building again.
 func BuildCandidate(ctx context.Context, clone, outDir, version string, env []string) (Candidate, error) {
 	if !validVersion(version) {
 		return Candidate{}, fmt.Errorf("build candidate: version %q must be 1 to 128 of A-Z, a-z, 0-9 and ._+-", version)
@@ -105,6 +121,10 @@ func BuildCandidate(ctx context.Context, clone, outDir, version string, env []st
 	if outDir, err = filepath.Abs(outDir); err != nil {
 		return Candidate{}, fmt.Errorf("build candidate: %w", err)
 	}
+	commit := head.Hash().String()
+	if c, ok := builtAlready(outDir, version, commit, pkgs); ok {
+		return c, nil
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return Candidate{}, fmt.Errorf("build candidate in %s: %w", clone, err)
 	}
@@ -137,7 +157,7 @@ func BuildCandidate(ctx context.Context, clone, outDir, version string, env []st
 		}
 		return Candidate{}, &BuildError{Dir: clone, Output: out.String(), Err: err}
 	}
-	c := Candidate{Dir: outDir, Version: version, Commit: head.Hash().String()}
+	c := Candidate{Dir: outDir, Version: version, Commit: commit}
 	for _, p := range pkgs {
 		bin := filepath.Join(outDir, filepath.Base(p))
 		if _, err := os.Stat(bin); err != nil {
@@ -145,7 +165,76 @@ func BuildCandidate(ctx context.Context, clone, outDir, version string, env []st
 		}
 		c.Binaries = append(c.Binaries, bin)
 	}
+	if err := writeStamp(c); err != nil {
+		return Candidate{}, fmt.Errorf("build candidate in %s: %w", clone, err)
+	}
 	return c, nil
+}
+
+// builtAlready returns the candidate outDir's stamp names for version and
+// commit, when it holds exactly the binaries of pkgs, each unchanged.
+func builtAlready(outDir, version, commit string, pkgs []string) (Candidate, bool) {
+	b, err := os.ReadFile(filepath.Join(outDir, candidateStamp))
+	if err != nil {
+		return Candidate{}, false
+	}
+	var st stamp
+	if json.Unmarshal(b, &st) != nil || st.Version != version || st.Commit != commit || len(st.Binaries) != len(pkgs) {
+		return Candidate{}, false
+	}
+	c := Candidate{Dir: outDir, Version: version, Commit: commit}
+	for _, p := range pkgs {
+		bin := filepath.Join(outDir, filepath.Base(p))
+		sum, err := fileSHA256(bin)
+		if err != nil || st.Binaries[filepath.Base(p)] != sum {
+			return Candidate{}, false
+		}
+		c.Binaries = append(c.Binaries, bin)
+	}
+	return c, true
+}
+
+// writeStamp writes c's stamp in its directory, replacing any other in one
+// rename.
+func writeStamp(c Candidate) error {
+	st := stamp{Version: c.Version, Commit: c.Commit, Binaries: map[string]string{}}
+	for _, bin := range c.Binaries {
+		sum, err := fileSHA256(bin)
+		if err != nil {
+			return err
+		}
+		st.Binaries[filepath.Base(bin)] = sum
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(c.Dir, candidateStamp+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already once renamed
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(c.Dir, candidateStamp))
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func validVersion(v string) bool {

@@ -87,6 +87,49 @@ func TestBuildCandidate(t *testing.T) {
 	if st, err := wt.Status(); err != nil || !st.IsClean() {
 		t.Errorf("the build changed the clone's worktree: %v %v", st, err)
 	}
+
+	// Asked again, as a retried activity would, the same build is found
+	// done: with no go in its PATH, a build could not run.
+	noGo := []string{"PATH=" + t.TempDir(), "HOME=" + os.Getenv("HOME")}
+	again, err := BuildCandidate(context.Background(), clone, "", version, noGo)
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Errorf("BuildCandidate again = %+v, %v, want the first build", again, err)
+	}
+	// Each case changes one thing and puts it back.
+	tests := []struct {
+		name, version, file string
+		data                []byte
+	}{
+		{"another version", version + "x", "", nil},
+		{"a binary changed", version, c.Binaries[1], []byte("not the build")},
+		{"the stamp gone", version, filepath.Join(c.Dir, candidateStamp), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.file != "" {
+				keep, err := os.ReadFile(tc.file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.data == nil {
+					err = os.Remove(tc.file)
+				} else {
+					err = os.WriteFile(tc.file, tc.data, 0o755)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer os.WriteFile(tc.file, keep, 0o755)
+			}
+			_, err := BuildCandidate(context.Background(), clone, "", tc.version, noGo)
+			if err == nil || !strings.Contains(err.Error(), "go is not in the build's PATH") {
+				t.Errorf("BuildCandidate = %v, want a build, which needs go", err)
+			}
+		})
+	}
+	if _, err := BuildCandidate(context.Background(), clone, "", version, noGo); err != nil {
+		t.Errorf("with every change put back: %v", err)
+	}
 }
 
 func TestBuildCandidateOneCommandIntoOutDir(t *testing.T) {
