@@ -1,15 +1,18 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -17,7 +20,8 @@ import (
 // go-git) and its repository's GitHub. Each activity is idempotent on what
 // it changes: Prepare finds the clone an earlier attempt made, Propose the
 // commit, the pushed branch and the open pull request, Merge a pull request
-// already merged at the same head.
+// already merged at the same head, BuildCandidate the binaries built for
+// the same commit, Install the executables it replaced already.
 type Forge struct {
 	// GitHub is the repository's forge; nil when axlrd found no token, and
 	// then every GitHub call is refused with NoGitHub.
@@ -26,6 +30,12 @@ type Forge struct {
 	NoGitHub string
 	// Git authenticates pushes and clones over http(s).
 	Git forge.GitAuth
+	// Env is the environment a candidate build takes PATH, HOME and the
+	// GO* variables from (default os.Environ()).
+	Env []string
+	// Executable is axlrd's executable, which Install replaces (default
+	// os.Executable()).
+	Executable string
 }
 
 // github returns the forge's client, or the refusal that says why there is
@@ -37,7 +47,10 @@ func (f *Forge) github() (*forge.GitHub, error) {
 	return f.GitHub, nil
 }
 
-var _ workflows.ForgeActivities = (*Forge)(nil)
+var (
+	_ workflows.ForgeActivities     = (*Forge)(nil)
+	_ workflows.CandidateActivities = (*Forge)(nil)
+)
 
 // Prepare clones the job's repository into its directory and writes the
 // marker, or opens the clone a previous attempt made.
@@ -224,4 +237,199 @@ func forgeError(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
 	}
 	return err
+}
+
+// BuildCandidate builds the job's candidate from its clone's HEAD into
+// <clone>.bin, heartbeating while go build runs. A candidate built there
+// already for that commit is returned as it is; a clone with nothing to
+// build, or whose build fails, is the result's.
+func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateInput) (workflows.BuildCandidateResult, error) {
+	if in.Job == "" || in.Clone == "" {
+		return workflows.BuildCandidateResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("build candidate: job %q and clone %q must both be set", in.Job, in.Clone), workflows.ErrTypeBadRequest, nil)
+	}
+	r, err := forge.Open(in.Clone)
+	if err != nil {
+		return workflows.BuildCandidateResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("build the candidate of job %s: %v", in.Job, err), workflows.ErrTypeBadRequest, err)
+	}
+	head, err := r.Head()
+	if err != nil {
+		return workflows.BuildCandidateResult{}, fmt.Errorf("build the candidate of job %s: %w", in.Job, err)
+	}
+	version := workflows.CandidateVersion(in.Job, head)
+	env := f.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	stop := heartbeat(ctx, 0, func() any { return version })
+	c, err := forge.BuildCandidate(ctx, in.Clone, in.Clone+".bin", version, env)
+	stop()
+	var be *forge.BuildError
+	switch {
+	case errors.Is(err, forge.ErrNothingToBuild):
+		return workflows.BuildCandidateResult{NothingToBuild: true}, nil
+	case ctx.Err() != nil:
+		return workflows.BuildCandidateResult{}, ctx.Err()
+	case errors.As(err, &be):
+		return workflows.BuildCandidateResult{Failed: be.Error()}, nil
+	case err != nil:
+		// Not the code's failure but this host's (no go, an unwritable
+		// directory): a retry finds the same.
+		return workflows.BuildCandidateResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("build the candidate of job %s: %v", in.Job, err), workflows.ErrTypeBadRequest, err)
+	}
+	return workflows.BuildCandidateResult{Path: c.Dir, Version: c.Version, Commit: c.Commit, Binaries: c.Binaries}, nil
+}
+
+// The executables a candidate holds.
+const (
+	daemonName = "axlrd"
+	tuiName    = "axlr-tui"
+)
+
+// Install puts the candidate of a merged job in place of axlrd's own
+// executable, of the axlr-tui beside it and of in.TUIPath, those the
+// candidate has a binary for, each with forge.Install: the previous one
+// kept as a hard link <path>.before-repair-<job>, the candidate renamed
+// over the path in one step. It is all or nothing: when one fails, those
+// already replaced are put back. An executable that holds the candidate
+// already beside its backup is an earlier attempt's install, and counts
+// as done. Every failure is an ErrTypeInstallRefused: a retry finds the
+// same. axlrd keeps running the executable it started from.
+func (f *Forge) Install(ctx context.Context, in workflows.InstallInput) (workflows.InstallResult, error) {
+	refuse := func(format string, args ...any) (workflows.InstallResult, error) {
+		return workflows.InstallResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), workflows.ErrTypeInstallRefused, nil)
+	}
+	switch {
+	case in.Job == "":
+		return refuse("install: the job is not named")
+	case in.Candidate == "":
+		return refuse("install job %s: it has no candidate; only a job that repairs axlr builds one, when its merge decision opens", in.Job)
+	case in.MergeSHA == "":
+		return refuse("install job %s: it is not merged; only a merged job is installed", in.Job)
+	}
+	targets, err := f.installTargets(in)
+	if err != nil {
+		return refuse("install job %s: %v", in.Job, err)
+	}
+	if len(targets) == 0 {
+		return refuse("install job %s: the candidate in %s holds no %s or %s", in.Job, in.Candidate, daemonName, tuiName)
+	}
+	var res workflows.InstallResult
+	for _, t := range targets {
+		done, err := installOne(t.candidate, t.path, in.Job)
+		if err != nil {
+			if back := putBack(res.Installed); back != nil {
+				return refuse("install job %s: %v; and putting back what it replaced: %v", in.Job, err, back)
+			}
+			return refuse("install job %s: %v", in.Job, err)
+		}
+		res.Installed = append(res.Installed, done)
+	}
+	return res, nil
+}
+
+// target is an executable to replace and the candidate's binary for it.
+type target struct{ path, candidate string }
+
+// installTargets lists axlrd's executable, the axlr-tui beside it and
+// in.TUIPath, links resolved, each once, with the candidate's binary of
+// the same command; one the candidate has no binary for is left as it is.
+func (f *Forge) installTargets(in workflows.InstallInput) ([]target, error) {
+	exe := f.Executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find axlrd's executable: %w", err)
+		}
+	}
+	daemon, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return nil, fmt.Errorf("axlrd's executable %s: %w", exe, err)
+	}
+	type want struct{ path, command string }
+	wants := []want{{daemon, daemonName}}
+	if beside := filepath.Join(filepath.Dir(daemon), tuiName); fileExists(beside) {
+		wants = append(wants, want{beside, tuiName})
+	}
+	if in.TUIPath != "" {
+		p, err := filepath.EvalSymlinks(in.TUIPath)
+		if err != nil {
+			return nil, fmt.Errorf("the axlr-tui to replace, %s: %w", in.TUIPath, err)
+		}
+		wants = append(wants, want{p, tuiName})
+	}
+	var out []target
+	seen := map[string]bool{}
+	for _, w := range wants {
+		if seen[w.path] {
+			continue
+		}
+		seen[w.path] = true
+		if bin := filepath.Join(in.Candidate, w.command); fileExists(bin) {
+			out = append(out, target{path: w.path, candidate: bin})
+		}
+	}
+	return out, nil
+}
+
+// installOne installs candidate over path, or finds it installed by an
+// earlier attempt: the backup is there and path holds the candidate.
+func installOne(candidate, path, job string) (jobs.Installed, error) {
+	backup := path + ".before-repair-" + job
+	if fileExists(backup) && sameContent(candidate, path) {
+		return jobs.Installed{Path: path, Backup: backup}, nil
+	}
+	in, err := forge.Install(candidate, path, job)
+	if err != nil {
+		return jobs.Installed{}, err
+	}
+	return jobs.Installed{Path: in.Path, Backup: in.Backup}, nil
+}
+
+// putBack renames each backup over the executable it was kept for.
+func putBack(done []jobs.Installed) error {
+	var errs []error
+	for _, d := range done {
+		if err := os.Rename(d.Backup, d.Path); err != nil {
+			errs = append(errs, fmt.Errorf("rename %s over %s by hand: %w", d.Backup, d.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// sameContent reports whether two files hold the same bytes.
+func sameContent(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	sa, errA := fa.Stat()
+	sb, errB := fb.Stat()
+	if errA != nil || errB != nil || sa.Size() != sb.Size() {
+		return false
+	}
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, errA := io.ReadFull(fa, ba)
+		nb, errB := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if errA != nil || errB != nil {
+			return errors.Is(errA, io.ErrUnexpectedEOF) || errors.Is(errA, io.EOF)
+		}
+	}
 }

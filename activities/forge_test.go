@@ -4,14 +4,23 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -104,5 +113,385 @@ func TestForgeActivities(t *testing.T) {
 	n := repo.AddIssue("Parse fails on empty input", "It panics.")
 	if is, err := f.Issue(ctx, workflows.IssueInput{Repository: "underpass-ai/app", Number: n}); err != nil || is.Title != "Parse fails on empty input" {
 		t.Fatalf("issue %+v, %v", is, err)
+	}
+}
+
+// sourceModule commits a tiny module shaped like axlr (a build-info
+// package and the given commands, each printing the stamped version) in a
+// repository that a job's clone is prepared from.
+func sourceModule(t *testing.T, commands map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "origin")
+	files := map[string]string{
+		"go.mod":                        "module example.com/fakeaxlr\n\ngo 1.26\n",
+		"internal/buildinfo/version.go": "package buildinfo\n\nvar Version = \"dev\"\n",
+	}
+	for cmd, src := range commands {
+		files["cmd/"+cmd+"/main.go"] = src
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Commit("fake axlr\n", &git.CommitOptions{Author: &object.Signature{Name: "T", Email: "t@example.com", When: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func printsVersion(name string) string {
+	return "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/fakeaxlr/internal/buildinfo\"\n)\n\n" +
+		"func main() { fmt.Println(\"" + name + "\", buildinfo.Version) }\n"
+}
+
+// prepareClone makes job's clone of origin with Prepare, as the job's
+// workflow does.
+func prepareClone(t *testing.T, f *Forge, job, origin string) workflows.PrepareResult {
+	t.Helper()
+	p, err := f.Prepare(context.Background(), workflows.PrepareInput{Job: job, Kind: "repair", Repository: "underpass-ai/axlr",
+		Remote: origin, Directory: t.TempDir(), Brief: "Parse fails", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runCandidate runs BuildCandidate as the worker would.
+func runCandidate(t *testing.T, f *Forge, in workflows.BuildCandidateInput) (workflows.BuildCandidateResult, error) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: "forge."})
+	v, err := env.ExecuteActivity(workflows.ActivityForgeBuildCandidate, in)
+	var res workflows.BuildCandidateResult
+	if err == nil {
+		err = v.Get(&res)
+	}
+	return res, err
+}
+
+// TestForgeBuildCandidate: the job's clone builds into <clone>.bin with
+// the version repair-<job>-<12 of its HEAD> stamped in; built again (a
+// retry) it is found done, even where go could not run.
+func TestForgeBuildCandidate(t *testing.T) {
+	const job = "20261201-1200-parse-fails"
+	f := &Forge{}
+	p := prepareClone(t, f, job, sourceModule(t, map[string]string{"axlrd": printsVersion("axlrd"), "axlr-tui": printsVersion("axlr-tui")}))
+	in := workflows.BuildCandidateInput{Job: job, Clone: p.Clone, HeadSHA: p.Head}
+	res, err := runCandidate(t, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := "repair-" + job + "-" + p.Head[:12]
+	bin := p.Clone + ".bin"
+	want := workflows.BuildCandidateResult{Path: bin, Version: version, Commit: p.Head,
+		Binaries: []string{filepath.Join(bin, "axlrd"), filepath.Join(bin, "axlr-tui")}}
+	if !reflect.DeepEqual(res, want) {
+		t.Fatalf("BuildCandidate = %+v, want %+v", res, want)
+	}
+	for _, b := range res.Binaries {
+		out, err := exec.Command(b).Output()
+		if err != nil || string(out) != filepath.Base(b)+" "+version+"\n" {
+			t.Errorf("%s prints %q, %v", b, out, err)
+		}
+	}
+	again, err := runCandidate(t, &Forge{Env: []string{"PATH=" + t.TempDir()}}, in)
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Errorf("a retry: %+v, %v, want the first build", again, err)
+	}
+}
+
+// TestForgeBuildCandidateOutcomes: a clone that does not build is the
+// result's, with the compiler's words; one with no command builds
+// nothing; a clone that is not there, or a host with no go, is an error a
+// retry cannot change.
+func TestForgeBuildCandidateOutcomes(t *testing.T) {
+	const job = "20261201-1200-parse-fails"
+	broken := prepareClone(t, &Forge{}, job, sourceModule(t, map[string]string{"axlrd": "package main\n\nfunc main() { undefinedCall() }\n"}))
+	nothing := prepareClone(t, &Forge{}, job, sourceModule(t, nil))
+	tests := []struct {
+		name    string
+		forge   *Forge
+		in      workflows.BuildCandidateInput
+		want    func(workflows.BuildCandidateResult) bool
+		errType string
+		err     string
+	}{
+		{name: "does not build", forge: &Forge{}, in: workflows.BuildCandidateInput{Job: job, Clone: broken.Clone},
+			want: func(r workflows.BuildCandidateResult) bool {
+				return strings.Contains(r.Failed, "undefined: undefinedCall") && r.Path == "" && !r.NothingToBuild
+			}},
+		{name: "nothing to build", forge: &Forge{}, in: workflows.BuildCandidateInput{Job: job, Clone: nothing.Clone},
+			want: func(r workflows.BuildCandidateResult) bool { return r.NothingToBuild && r.Failed == "" }},
+		{name: "no clone", forge: &Forge{}, in: workflows.BuildCandidateInput{Job: job, Clone: filepath.Join(t.TempDir(), "gone")},
+			errType: workflows.ErrTypeBadRequest, err: "build the candidate of job " + job + ": open clone"},
+		{name: "no go", forge: &Forge{Env: []string{"PATH=" + t.TempDir()}}, in: workflows.BuildCandidateInput{Job: job, Clone: broken.Clone},
+			errType: workflows.ErrTypeBadRequest, err: "go is not in the build's PATH"},
+		{name: "no job", forge: &Forge{}, in: workflows.BuildCandidateInput{Clone: broken.Clone},
+			errType: workflows.ErrTypeBadRequest, err: "must both be set"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runCandidate(t, tc.forge, tc.in)
+			if tc.err == "" {
+				if err != nil || !tc.want(res) {
+					t.Fatalf("BuildCandidate = %+v, %v", res, err)
+				}
+				return
+			}
+			var app *temporal.ApplicationError
+			if !errors.As(err, &app) || app.Type() != tc.errType || !app.NonRetryable() || !strings.Contains(app.Message(), tc.err) {
+				t.Fatalf("BuildCandidate = %+v, %v, want a final %s with %q", res, err, tc.errType, tc.err)
+			}
+		})
+	}
+}
+
+// installWorld is axlrd's executable reached through a link, an axlr-tui
+// beside it, another axlr-tui the person runs, and a candidate for both.
+type installWorld struct {
+	dir, link, daemon, beside, tui, candidate string
+	inodes                                    map[string]os.FileInfo
+}
+
+const installJob = "20261201-1200-parse-fails"
+
+func newInstallWorld(t *testing.T, dir string) *installWorld {
+	t.Helper()
+	w := &installWorld{dir: dir, link: filepath.Join(dir, "axlrd"), daemon: filepath.Join(dir, "bin", "axlrd"),
+		beside: filepath.Join(dir, "bin", "axlr-tui"), tui: filepath.Join(dir, "home", "axlr-tui"),
+		candidate: filepath.Join(dir, "job.bin"), inodes: map[string]os.FileInfo{}}
+	files := map[string]string{w.daemon: "old axlrd\n", w.beside: "old axlr-tui\n", w.tui: "old home axlr-tui\n",
+		filepath.Join(w.candidate, "axlrd"): "new axlrd\n", filepath.Join(w.candidate, "axlr-tui"): "new axlr-tui\n"}
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(w.daemon, w.link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{w.daemon, w.beside, w.tui} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.inodes[p] = fi
+	}
+	return w
+}
+
+func (w *installWorld) input() workflows.InstallInput {
+	return workflows.InstallInput{Job: installJob, Candidate: w.candidate, MergeSHA: "merged1", TUIPath: w.tui}
+}
+
+// holds fails the test unless path holds content.
+func holds(t *testing.T, path, content string) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || string(b) != content {
+		t.Errorf("%s holds %q (%v), want %q", path, b, err, content)
+	}
+}
+
+// TestForgeInstall: axlrd's executable (through its link), the axlr-tui
+// beside it and the one the person runs are each replaced by the
+// candidate's binary in one rename, the previous one kept as a hard link;
+// run again, as a retry after a crash, the install is found done.
+func TestForgeInstall(t *testing.T) {
+	w := newInstallWorld(t, t.TempDir())
+	f := &Forge{Executable: w.link}
+	res, err := f.Install(context.Background(), w.input())
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := ".before-repair-" + installJob
+	want := []jobs.Installed{{Path: w.daemon, Backup: w.daemon + backup}, {Path: w.beside, Backup: w.beside + backup}, {Path: w.tui, Backup: w.tui + backup}}
+	if !reflect.DeepEqual(res.Installed, want) {
+		t.Fatalf("installed %+v, want %+v", res.Installed, want)
+	}
+	holds(t, w.daemon, "new axlrd\n")
+	holds(t, w.beside, "new axlr-tui\n")
+	holds(t, w.tui, "new axlr-tui\n")
+	for _, in := range want {
+		fi, err := os.Stat(in.Backup)
+		if err != nil || !os.SameFile(fi, w.inodes[in.Path]) {
+			t.Errorf("%s is not the previous %s: %v", in.Backup, in.Path, err)
+		}
+	}
+	if l, err := os.Readlink(w.link); err != nil || l != w.daemon {
+		t.Errorf("the link reads %q, %v", l, err)
+	}
+	again, err := f.Install(context.Background(), w.input())
+	if err != nil || !reflect.DeepEqual(again.Installed, want) {
+		t.Errorf("a retry: %+v, %v", again, err)
+	}
+	holds(t, w.daemon+backup, "old axlrd\n")
+}
+
+// TestForgeInstallTargets: the axlr-tui passed is the one beside axlrd
+// (replaced once); a candidate with no axlr-tui replaces only axlrd.
+func TestForgeInstallTargets(t *testing.T) {
+	w := newInstallWorld(t, t.TempDir())
+	same := filepath.Join(w.dir, "tui-link")
+	if err := os.Symlink(w.beside, same); err != nil {
+		t.Fatal(err)
+	}
+	in := w.input()
+	in.TUIPath = same
+	res, err := (&Forge{Executable: w.link}).Install(context.Background(), in)
+	if err != nil || len(res.Installed) != 2 || res.Installed[1].Path != w.beside {
+		t.Fatalf("installed %+v, %v", res.Installed, err)
+	}
+	holds(t, w.tui, "old home axlr-tui\n")
+
+	w = newInstallWorld(t, t.TempDir())
+	if err := os.Remove(filepath.Join(w.candidate, "axlr-tui")); err != nil {
+		t.Fatal(err)
+	}
+	res, err = (&Forge{Executable: w.link}).Install(context.Background(), w.input())
+	if err != nil || len(res.Installed) != 1 || res.Installed[0].Path != w.daemon {
+		t.Fatalf("installed %+v, %v", res.Installed, err)
+	}
+	holds(t, w.beside, "old axlr-tui\n")
+}
+
+// TestForgeInstallRefuses: each refusal is final, says why, and changes
+// nothing; one executable that cannot be replaced puts back those that
+// were.
+func TestForgeInstallRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(w *installWorld, in *workflows.InstallInput)
+		want  string
+	}{
+		{"no job", func(_ *installWorld, in *workflows.InstallInput) { in.Job = "" }, "the job is not named"},
+		{"no candidate", func(_ *installWorld, in *workflows.InstallInput) { in.Candidate = "" }, "it has no candidate"},
+		{"not merged", func(_ *installWorld, in *workflows.InstallInput) { in.MergeSHA = "" }, "only a merged job is installed"},
+		{"an empty candidate", func(w *installWorld, in *workflows.InstallInput) { in.Candidate = t.TempDir() }, "holds no axlrd or axlr-tui"},
+		{"no such axlr-tui", func(w *installWorld, in *workflows.InstallInput) { in.TUIPath = filepath.Join(w.dir, "nope") }, "the axlr-tui to replace"},
+		{"a backup exists", func(w *installWorld, _ *workflows.InstallInput) {
+			if err := os.WriteFile(w.daemon+".before-repair-"+installJob, []byte("older\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "exists already"},
+		{"the last one cannot be replaced", func(w *installWorld, _ *workflows.InstallInput) {
+			if err := os.WriteFile(w.tui+".before-repair-"+installJob, []byte("older\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "install over " + "%TUI%" + ": the backup"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newInstallWorld(t, t.TempDir())
+			in := w.input()
+			tc.setup(w, &in)
+			_, err := (&Forge{Executable: w.link}).Install(context.Background(), in)
+			want := strings.ReplaceAll(tc.want, "%TUI%", w.tui)
+			var app *temporal.ApplicationError
+			if !errors.As(err, &app) || app.Type() != workflows.ErrTypeInstallRefused || !app.NonRetryable() || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Install = %v, want a final refusal with %q", err, want)
+			}
+			holds(t, w.daemon, "old axlrd\n")
+			holds(t, w.beside, "old axlr-tui\n")
+			holds(t, w.tui, "old home axlr-tui\n")
+			for _, p := range []string{w.daemon, w.beside} {
+				if _, err := os.Lstat(p + ".before-repair-" + installJob); tc.name != "a backup exists" && !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a refused install left the backup of %s: %v", p, err)
+				}
+				fi, _ := os.Stat(p)
+				if !os.SameFile(fi, w.inodes[p]) {
+					t.Errorf("%s is not the executable it was", p)
+				}
+			}
+		})
+	}
+}
+
+// installChildEnv names, to the child of TestForgeInstallUnwritable, the
+// directory of its install world.
+const installChildEnv = "ACTIVITIES_TEST_INSTALL_CHILD"
+
+// TestForgeInstallUnwritable: a directory the person cannot write fails
+// the install with the reason. Root writes everywhere, so as root the
+// install runs as nobody, from a copy of this test binary.
+func TestForgeInstallUnwritable(t *testing.T) {
+	dir, err := os.MkdirTemp("", "activities-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	t.Cleanup(func() {
+		os.Chmod(bin, 0o755)
+		os.RemoveAll(dir)
+	})
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := newInstallWorld(t, dir)
+	if err := os.Chmod(bin, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		checkUnwritable(t, w)
+	} else {
+		self := filepath.Join(dir, "activities.test")
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(self, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self, "-test.run=^TestForgeInstallChild$", "-test.v")
+		cmd.Env = append(os.Environ(), installChildEnv+"="+dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestForgeInstallChild") {
+			t.Fatalf("the install as nobody: %v\n%s", err, out)
+		}
+	}
+	holds(t, w.daemon, "old axlrd\n")
+	if entries, _ := os.ReadDir(bin); len(entries) != 2 {
+		t.Errorf("a refused install left %d files in %s", len(entries), bin)
+	}
+}
+
+// TestForgeInstallChild is TestForgeInstallUnwritable's install when that
+// test runs as root; on its own it has nothing to do.
+func TestForgeInstallChild(t *testing.T) {
+	dir := os.Getenv(installChildEnv)
+	if dir == "" {
+		t.Skip("runs only as the child of TestForgeInstallUnwritable")
+	}
+	w := &installWorld{dir: dir, link: filepath.Join(dir, "axlrd"), daemon: filepath.Join(dir, "bin", "axlrd"),
+		beside: filepath.Join(dir, "bin", "axlr-tui"), tui: filepath.Join(dir, "home", "axlr-tui"), candidate: filepath.Join(dir, "job.bin")}
+	checkUnwritable(t, w)
+}
+
+func checkUnwritable(t *testing.T, w *installWorld) {
+	t.Helper()
+	_, err := (&Forge{Executable: w.link}).Install(context.Background(), w.input())
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeInstallRefused || !strings.Contains(err.Error(), "cannot be written") || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("Install into an unwritable directory: %v", err)
 	}
 }

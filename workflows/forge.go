@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/jobs"
 )
 
 // The forge activities are a job's reach into git and GitHub: each one is
@@ -25,11 +26,20 @@ const (
 	ActivityForgeUpdate  = "forge.UpdateBranch"
 	ActivityForgeRerun   = "forge.RerunFailed"
 	ActivityForgeMerge   = "forge.Merge"
+	// ActivityForgeBuildCandidate and ActivityForgeInstall are
+	// CandidateActivities.
+	ActivityForgeBuildCandidate = "forge.BuildCandidate"
+	ActivityForgeInstall        = "forge.Install"
 )
 
 // ErrTypeForgeRefused is a forge's refusal that a retry cannot change (a
 // stale head, a protection rule, a request GitHub refuses).
 const ErrTypeForgeRefused = "ForgeRefused"
+
+// ErrTypeInstallRefused is an install that cannot be done as asked (no
+// candidate, a job not merged, a backup that exists, a directory that
+// cannot be written): a retry cannot change it.
+const ErrTypeInstallRefused = "InstallRefused"
 
 // ForgeOptions: one forge call; an unreachable forge is retried for a few
 // minutes, a refusal is not.
@@ -42,6 +52,34 @@ var ForgeOptions = workflow.ActivityOptions{
 		MaximumInterval:        time.Minute,
 		MaximumAttempts:        6,
 		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeForgeRefused},
+	},
+}
+
+// CandidateOptions: one candidate build, which heartbeats while go build
+// runs for at most forge.BuildLimit; a build that fails is the result's,
+// not retried.
+var CandidateOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: forge.BuildLimit + 2*time.Minute,
+	HeartbeatTimeout:    30 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        2 * time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        time.Minute,
+		MaximumAttempts:        3,
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest},
+	},
+}
+
+// InstallOptions: one install, a few copies and renames on this host; a
+// refusal is final.
+var InstallOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 2 * time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        2 * time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        time.Minute,
+		MaximumAttempts:        3,
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeInstallRefused},
 	},
 }
 
@@ -162,4 +200,59 @@ type MergeResult struct {
 	Refused  string `json:"refused,omitempty"`
 	// BranchKept says why the merged branch could not be deleted.
 	BranchKept string `json:"branch_kept,omitempty"`
+}
+
+// CandidateActivities build a job's candidate (the axlrd and axlr-tui of
+// its pull request's head) and install it over the running executables.
+// They run on the job's host, where its clone and axlrd are.
+type CandidateActivities interface {
+	BuildCandidate(context.Context, BuildCandidateInput) (BuildCandidateResult, error)
+	Install(context.Context, InstallInput) (InstallResult, error)
+}
+
+// BuildCandidateInput builds the candidate of job Job from its clone, at
+// the head the clone holds (the pull request's, which HeadSHA names), into
+// <Clone>.bin, stamped with CandidateVersion(Job, <the clone's HEAD>).
+type BuildCandidateInput struct {
+	Job     string `json:"job"`
+	Clone   string `json:"clone"`
+	HeadSHA string `json:"head_sha,omitempty"`
+}
+
+// BuildCandidateResult is the candidate built (or built already for that
+// commit by an earlier attempt); NothingToBuild when the clone has no
+// cmd/axlrd nor cmd/axlr-tui; Failed, with the end of go build's output,
+// when it does not build.
+type BuildCandidateResult struct {
+	Path     string   `json:"path,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Commit   string   `json:"commit,omitempty"`
+	Binaries []string `json:"binaries,omitempty"`
+
+	NothingToBuild bool   `json:"nothing_to_build,omitempty"`
+	Failed         string `json:"failed,omitempty"`
+}
+
+// CandidateVersion is the version a job's candidate is stamped with:
+// repair-<job>-<the first 12 hex digits of the commit>.
+func CandidateVersion(job, commit string) string {
+	return "repair-" + job + "-" + commit[:min(len(commit), 12)]
+}
+
+// InstallInput installs the candidate of a merged job: the axlrd and
+// axlr-tui in the directory Candidate, over axlrd's own executable
+// (symbolic links resolved), the axlr-tui beside it when there is one, and
+// TUIPath, the axlr-tui the caller runs, when it is set.
+type InstallInput struct {
+	Job       string `json:"job"`
+	Candidate string `json:"candidate"`
+	// MergeSHA is the job's merge: only a merged job is installed.
+	MergeSHA string `json:"merge_sha"`
+	TUIPath  string `json:"tui_path,omitempty"`
+}
+
+// InstallResult lists the executables replaced, axlrd's first, each with
+// the hard link that keeps the one it replaced.
+type InstallResult struct {
+	Installed []jobs.Installed `json:"installed"`
 }
