@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -25,7 +26,11 @@ import (
 // workflow timer and one read per activity), decide (repair.auto_merge or
 // the person's Update) and merge. A red round goes back to the model with
 // the failing checks named. Every change of the job's record is signalled
-// to the registry.
+// to the registry and shown in the workflow's search attributes. A job
+// that repairs axlr builds its candidate when the merge decision opens (a
+// build that fails declines the merge) and, under repair.install, installs
+// it right after the merge. When the job ends, the session that asked for
+// it hears how.
 
 // Names of a job's workflow.
 const (
@@ -40,6 +45,64 @@ const (
 
 // JobWorkflowID is the workflow id of a job.
 func JobWorkflowID(id string) string { return "axlr-job-" + id }
+
+// Search attributes of a job's workflow, so an operator finds a job in
+// the Web UI: its id, kind, repository, pull request (Int) and status
+// (the others Keyword). axlrd registers them on its namespace.
+const (
+	SearchAttributeJob         = "AxlrJob"
+	SearchAttributeJobKind     = "AxlrJobKind"
+	SearchAttributeRepository  = "AxlrRepository"
+	SearchAttributePullRequest = "AxlrPullRequest"
+	SearchAttributeJobStatus   = "AxlrJobStatus"
+)
+
+// Changes to a job's workflow in flight, by workflow.GetVersion id.
+const (
+	// versionJobSearch upserts the job's search attributes as its record
+	// changes.
+	versionJobSearch = "job-search-attributes"
+	// versionJobCandidate builds the candidate when the merge decision
+	// opens, and installs it after the merge under repair.install.
+	versionJobCandidate = "job-candidate"
+	// versionJobOutcome tells the origin session how the job ended.
+	versionJobOutcome = "job-origin-outcome"
+)
+
+// candidateReasonBytes bounds the reason a candidate that does not build
+// declines the merge with: the decide step's reason is at most 2000 bytes.
+const candidateReasonBytes = 2000
+
+// JobSearchAttributes are the search attributes of a job's workflow for
+// its record; a pull request not opened yet is left unset.
+func JobSearchAttributes(r jobs.Record) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(searchOf(r).updates()...)
+}
+
+// jobSearch is what a job's search attributes show.
+type jobSearch struct {
+	id, kind, repository, status string
+	pullRequest                  int
+}
+
+func searchOf(r jobs.Record) jobSearch {
+	return jobSearch{id: r.ID, kind: string(r.Kind), repository: r.Repository, status: string(r.Status), pullRequest: r.PullRequest}
+}
+
+func (s jobSearch) updates() []temporal.SearchAttributeUpdate {
+	u := []temporal.SearchAttributeUpdate{
+		temporal.NewSearchAttributeKeyKeyword(SearchAttributeJob).ValueSet(s.id),
+		temporal.NewSearchAttributeKeyKeyword(SearchAttributeJobKind).ValueSet(s.kind),
+		temporal.NewSearchAttributeKeyKeyword(SearchAttributeJobStatus).ValueSet(s.status),
+	}
+	if s.repository != "" {
+		u = append(u, temporal.NewSearchAttributeKeyKeyword(SearchAttributeRepository).ValueSet(s.repository))
+	}
+	if s.pullRequest > 0 {
+		u = append(u, temporal.NewSearchAttributeKeyInt64(SearchAttributePullRequest).ValueSet(int64(s.pullRequest)))
+	}
+	return u
+}
 
 // JobSettings are the repair settings a job runs under, taken when it was
 // admitted.
@@ -105,6 +168,10 @@ type jobRun struct {
 	turn     *Turn
 	driver   *Driver
 	decision *JobDecision
+	// searched is what the search attributes show, once upserted.
+	searched *jobSearch
+	// installed lists what the install after the merge replaced.
+	installed []jobs.Installed
 }
 
 // Job is a job's workflow. It returns the job's last record.
@@ -138,6 +205,7 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	status, msg := endedAs(err, "")
 	j.turn.Finish(ctx, status, msg, j.driver.Outcome(j.st.Execution.ID))
 	j.report(ctx)
+	j.tellOrigin(ctx)
 	return j.st.Record, nil
 }
 
@@ -184,13 +252,55 @@ func (j *jobRun) end(status jobs.Status, reason string) {
 	}
 }
 
-// report sends the record to the registry. A registry that is not running
-// does not stop the job.
+// report sends the record to the registry and shows it in the search
+// attributes. A registry that is not running does not stop the job.
 func (j *jobRun) report(ctx workflow.Context) {
 	j.st.Record.Updated = workflow.Now(ctx).UTC()
+	j.upsertSearch(ctx)
 	err := workflow.SignalExternalWorkflow(ctx, RegistryWorkflowID, "", SignalJobRecord, j.st.Record).Get(ctx, nil)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("job record not reported to the registry", "job", j.st.Record.ID, "error", err)
+	}
+}
+
+// upsertSearch upserts the search attributes when what they show changed.
+func (j *jobRun) upsertSearch(ctx workflow.Context) {
+	s := searchOf(j.st.Record)
+	if j.searched != nil && *j.searched == s {
+		return
+	}
+	if workflow.GetVersion(ctx, versionJobSearch, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, s.updates()...); err != nil {
+		workflow.GetLogger(ctx).Warn("job search attributes not set", "job", s.id, "error", err)
+		return
+	}
+	j.searched = &s
+}
+
+// tellOrigin signals the session that asked for the job how it ended. A
+// session whose workflow is gone is logged, and the job ends all the same.
+func (j *jobRun) tellOrigin(ctx workflow.Context) {
+	r := j.st.Record
+	if r.OriginSession == "" || workflow.GetVersion(ctx, versionJobOutcome, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	note := ""
+	if len(j.installed) > 0 {
+		note = InstallNote(r.Candidate.Version, j.installed)
+	}
+	signalOutcome(ctx, r, note)
+}
+
+// signalOutcome signals a job's outcome to its origin session; note, when
+// set, stands for a reason the record does not give.
+func signalOutcome(ctx workflow.Context, r jobs.Record, note string) {
+	out := JobOutcome{Job: r.ID, Kind: string(r.Kind), Status: string(r.Status), PullRequest: r.PullRequest,
+		URL: r.URL, MergeSHA: r.MergeSHA, Reason: cmp.Or(r.Reason, note)}
+	err := workflow.SignalExternalWorkflow(ctx, SessionWorkflowID(r.OriginSession), "", SignalJobOutcome, out).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("job outcome not signalled to its origin session", "job", r.ID, "session", r.OriginSession, "error", err)
 	}
 }
 
@@ -460,10 +570,22 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 
 // decideMerge takes the merge decision: automatic for a repair under
 // repair.auto_merge, else the person's, whose approval is granted by
-// their approver identity.
+// their approver identity. A job that repairs axlr builds its candidate
+// first, and one that does not build declines the merge with its output.
 func (j *jobRun) decideMerge(ctx workflow.Context) (map[string]any, *GrantInput, error) {
 	r := &j.st.Record
 	rec := map[string]any{"pull_request": r.PullRequest, "head_sha": r.HeadSHA}
+	if j.in.Settings.Candidate && workflow.GetVersion(ctx, versionJobCandidate, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		declined, err := j.candidate(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if declined != "" {
+			rec["decision"], rec["reason"] = ceremonies.DecisionDecline, declined
+			r.Reason = declined
+			return rec, nil, nil
+		}
+	}
 	if r.Kind == jobs.Repair && j.in.Settings.AutoMerge {
 		rec["decision"] = ceremonies.DecisionAutomatic
 		return rec, nil, nil
@@ -486,8 +608,45 @@ func (j *jobRun) decideMerge(ctx workflow.Context) (map[string]any, *GrantInput,
 	return rec, &GrantInput{Guard: ceremonies.MergeApprovalGuard, Role: ceremonies.ApproverRole}, nil
 }
 
+// candidate builds the job's candidate from its clone at the pull
+// request's head and records it. A build that fails gives the reason the
+// merge is declined with; a clone with nothing to build, none.
+func (j *jobRun) candidate(ctx workflow.Context) (string, error) {
+	r := &j.st.Record
+	var res BuildCandidateResult
+	if err := executeActivity(ctx, CandidateOptions, ActivityForgeBuildCandidate,
+		BuildCandidateInput{Job: r.ID, Clone: r.Clone, HeadSHA: r.HeadSHA}, &res); err != nil {
+		return "", fmt.Errorf("build the candidate: %w", err)
+	}
+	switch {
+	case res.NothingToBuild:
+		return "", nil
+	case res.Failed != "":
+		return candidateDeclined(res.Failed), nil
+	}
+	r.Candidate = &jobs.Candidate{Path: res.Path, Version: res.Version, Commit: res.Commit}
+	j.report(ctx)
+	return "", nil
+}
+
+// candidateDeclined is the reason a candidate that does not build declines
+// the merge with: the end of the build's output, within
+// candidateReasonBytes.
+func candidateDeclined(failed string) string {
+	const prefix = "the repaired axlrd/axlr-tui does not build: "
+	out := strings.TrimSpace(failed)
+	if over := len(prefix) + len(out) - candidateReasonBytes; over > 0 {
+		cut := over + len("…")
+		for cut < len(out) && !utf8.RuneStart(out[cut]) {
+			cut++
+		}
+		out = "…" + out[cut:]
+	}
+	return prefix + out
+}
+
 // merge squash-merges the pull request guarded by the head the decision
-// saw.
+// saw; under repair.install it installs the job's candidate right after.
 func (j *jobRun) merge(ctx workflow.Context) (map[string]any, error) {
 	r := &j.st.Record
 	var res MergeResult
@@ -505,7 +664,23 @@ func (j *jobRun) merge(ctx workflow.Context) (map[string]any, error) {
 	}
 	r.MergeSHA = res.MergeSHA
 	rec["merged"], rec["merge_sha"] = true, res.MergeSHA
+	if j.in.Settings.Install && r.Candidate != nil && workflow.GetVersion(ctx, versionJobCandidate, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		j.install(ctx)
+	}
 	return rec, nil
+}
+
+// install installs the merged job's candidate. The merge stands either
+// way: an install that fails is the record's reason.
+func (j *jobRun) install(ctx workflow.Context) {
+	r := &j.st.Record
+	res, err := installCandidate(ctx, *r, "")
+	if err != nil {
+		r.Reason = "merged, but the candidate was not installed: " + failureMessage(err)
+		workflow.GetLogger(ctx).Warn("candidate not installed", "job", r.ID, "error", err)
+		return
+	}
+	r.Installed, j.installed = &res.Installed[0], res.Installed
 }
 
 // ended records how the ceremony ended: COMPLETED is the job's
