@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -255,7 +256,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("connect to temporal at %s (namespace %s): %w", info.Frontend, o.Namespace, err)
 	}
 	defer c.Close()
-	if err := ensureSearchAttribute(ctx, c, o.Namespace); err != nil {
+	if err := ensureSearchAttributes(ctx, c, o.Namespace); err != nil {
 		return err
 	}
 
@@ -353,6 +354,7 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobRegistry, workflow.RegisterOptions{Name: workflows.RegistryWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: workflows.JobWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.JobInstall, workflow.RegisterOptions{Name: workflows.JobInstallWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
@@ -486,29 +488,51 @@ func providerConfig(s *settings.Settings, getenv func(string) string) agent.Conf
 	}
 }
 
-// ensureSearchAttribute registers AxlrSessions on the namespace when it is
-// missing: the session workflow upserts it, and an unknown attribute would
-// fail its workflow tasks.
-func ensureSearchAttribute(ctx context.Context, c client.Client, namespace string) error {
+// searchAttributes are the search attributes axlr's workflows upsert:
+// the sessions a session workflow holds, and a job's id, kind,
+// repository, pull request and status.
+var searchAttributes = map[string]enumspb.IndexedValueType{
+	workflows.SearchAttributeSessions:    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+	workflows.SearchAttributeJob:         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributeJobKind:     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributeRepository:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributePullRequest: enumspb.INDEXED_VALUE_TYPE_INT,
+	workflows.SearchAttributeJobStatus:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// ensureSearchAttributes registers on the namespace those of
+// searchAttributes it misses: the workflows upsert them, and an unknown
+// attribute would fail their workflow tasks. One registered with another
+// type is an error.
+func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	name := workflows.SearchAttributeSessions
 	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return fmt.Errorf("list search attributes of namespace %s: %w", namespace, err)
 	}
-	if t, ok := list.GetCustomAttributes()[name]; ok {
-		if t != enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST {
-			return fmt.Errorf("search attribute %s of namespace %s is %s, not KeywordList", name, namespace, t)
+	missing := map[string]enumspb.IndexedValueType{}
+	var names, create []string
+	for _, name := range slices.Sorted(maps.Keys(searchAttributes)) {
+		want := searchAttributes[name]
+		if t, ok := list.GetCustomAttributes()[name]; ok {
+			if t != want {
+				return fmt.Errorf("search attribute %s of namespace %s is %s, not %s", name, namespace, t, want)
+			}
+			continue
 		}
+		missing[name] = want
+		names = append(names, fmt.Sprintf("%s (%s)", name, want))
+		create = append(create, fmt.Sprintf("temporal operator search-attribute create --namespace %s --name %s --type %s", namespace, name, want))
+	}
+	if len(missing) == 0 {
 		return nil
 	}
 	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: map[string]enumspb.IndexedValueType{name: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+		Namespace: namespace, SearchAttributes: missing,
 	}); err != nil {
-		return fmt.Errorf("register search attribute %s (KeywordList) on namespace %s: %w; an operator can add it with: temporal operator search-attribute create --namespace %s --name %s --type KeywordList",
-			name, namespace, err, namespace, name)
+		return fmt.Errorf("register search attributes %s on namespace %s: %w; an operator can add them with: %s",
+			strings.Join(names, ", "), namespace, err, strings.Join(create, "; "))
 	}
 	return nil
 }
