@@ -26,6 +26,10 @@ func repairReply(req agenttest.Request) agenttest.Reply {
 	next := r.NextStep
 	if !isReply && last.Role == "user" {
 		next = openStep(last.Content)
+		if _, after, ok := strings.Cut(last.Content, "Fix the cause in step "); ok {
+			// A red round: back to the step named.
+			next, _, _ = strings.Cut(after, " ")
+		}
 	}
 	switch {
 	case isReply && r.NextStep != "" && strings.Contains(last.Content, "AXLR's own"):

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/forge/githubtest"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -193,5 +195,55 @@ func TestRecoverFromTheCommandLine(t *testing.T) {
 	}
 	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
 		t.Fatalf("forge calls %+v", calls)
+	}
+}
+
+// TestRepairRedRound: the pull request's first head fails its checks; the
+// job sends the model back to repair with the failing check named, the
+// real MADE engine takes the repair step again (a new round), the second
+// commit goes to the same pull request, its checks pass and the repair
+// merges under repair.auto_merge: one pull request, two commits, one merge.
+func TestRepairRedRound(t *testing.T) {
+	gh, repo, e := repairEnv(t, 1)
+	var mu sync.Mutex
+	heads := map[string]int{}
+	repo.SetCI(func(c githubtest.Commit) []githubtest.CheckRun {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := heads[c.SHA]; !ok && c.Branch != "main" {
+			heads[c.SHA] = len(heads)
+		}
+		if heads[c.SHA] == 0 && c.Branch != "main" {
+			return []githubtest.CheckRun{{Name: "test", Conclusion: "failure", AfterReads: 1}}
+		}
+		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: 1}}
+	})
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "repair": {"repository": "underpass-ai/calc", "remote": "` + repo.Path() +
+		`", "poll_seconds": 1, "watch_minutes": 2, "auto_merge": true}}`)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--repair", "TestParse fails on empty input", "--json")
+	first, _, _, _ := jobLines(t, r.stdout)
+	if r.code != 3 {
+		t.Fatalf("--repair: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "approve", first.ID); r.code != 0 {
+		t.Fatalf("approve the check: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "watch", first.ID)
+	if r.code != 0 || !strings.Contains(r.stdout, "completed: pull request #") {
+		t.Fatalf("watch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	calls := gh.Calls()
+	pulls := repo.PullRequests()
+	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || len(pulls) != 1 || !pulls[0].Merged {
+		t.Fatalf("forge calls %+v, pull requests %+v", calls, pulls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heads) != 2 {
+		t.Fatalf("the pull request had %d heads, want 2", len(heads))
 	}
 }
