@@ -107,6 +107,7 @@ func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 		ID:                       workflows.JobWorkflowID(in.Record.ID),
 		TaskQueue:                c.taskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    workflows.JobSearchAttributes(in.Record),
 	}, workflows.JobWorkflow, in)
 	if err != nil {
 		return c.refused(err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,6 +36,7 @@ type Client interface {
 	InterruptJob(ctx context.Context, id string) error
 	DecideJob(ctx context.Context, dec workflows.JobDecision) (domain.Record, error)
 	RecoverJob(ctx context.Context, id, model string) (domain.Record, error)
+	InstallJob(ctx context.Context, id, tuiPath string) (domain.Record, error)
 	Close()
 }
 
@@ -47,6 +49,8 @@ type Options struct {
 
 	// Interrupts delivers Ctrl+C to a watch; nil never interrupts.
 	Interrupts <-chan os.Signal
+	// Executable is axlr-tui's own path, which jobs install replaces too.
+	Executable func() (string, error)
 
 	// Action is what a jobs subcommand does with the job ID: show, watch,
 	// approve, deny or decline; empty lists every job.
@@ -61,7 +65,7 @@ type Options struct {
 // NewCmdJobs returns the jobs command with its show subcommand. Each parses
 // its arguments, then calls runF, or jobsRun when runF is nil.
 func NewCmdJobs(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Client: factory.ClientFunc[Client](f), Interrupts: f.Interrupts}
+	opts := &Options{IO: f.IOStreams, Client: factory.ClientFunc[Client](f), Interrupts: f.Interrupts, Executable: os.Executable}
 	run := func(ctx context.Context) error {
 		if runF != nil {
 			return runF(ctx, opts)
@@ -82,6 +86,7 @@ the array of job records.
   axlr-tui jobs deny ID --reason TEXT      the check command
   axlr-tui jobs decline ID --reason TEXT   the merge
   axlr-tui jobs recover ID [--model NAME]  run an interrupted job again
+  axlr-tui jobs install ID                 install a merged job's candidate build
 
 watch exits 0 when the job merged and completed, 3 when it waits for you
 (approve, deny or decline it), 1 when it ended blocked, failed or
@@ -101,6 +106,7 @@ taken the decision; --json prints the record then.`,
 		{"deny", "deny ID --reason TEXT [--json]", "Deny the check command the job waits on", true},
 		{"decline", "decline ID --reason TEXT [--json]", "Decline the job's merge: it ends blocked, the pull request left open", true},
 		{"recover", "recover ID [--model NAME] [--json]", "Run an interrupted job again, in its session and clone", false},
+		{"install", "install ID [--json]", "Install a merged job's candidate over axlrd and axlr-tui (restart axlrd after)", false},
 	} {
 		c := &cobra.Command{
 			Use:   sub.usage,
@@ -164,6 +170,8 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		}
 		fmt.Fprintf(opts.IO.Out, "recovered job %s: it runs again in session %s and clone %s (axlr-tui jobs watch %s follows it)\n", rec.ID, rec.Session, rec.Clone, rec.ID)
 		return nil
+	case "install":
+		return installRun(ctx, opts, c)
 	}
 	if opts.ID != "" {
 		rec, err := c.Job(ctx, opts.ID)
@@ -195,6 +203,39 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, step(r), pull(r), r.Updated.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// installRun installs a merged job's candidate over axlrd's executable
+// and this axlr-tui's.
+func installRun(ctx context.Context, opts *Options, c Client) error {
+	if err := c.CheckWorker(ctx); err != nil {
+		return err
+	}
+	self, err := opts.Executable()
+	if err != nil {
+		return fmt.Errorf("jobs install: find axlr-tui's own executable: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(self); err == nil {
+		self = resolved
+	}
+	rec, err := c.InstallJob(ctx, opts.ID, self)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		cmdutil.WriteJSONLine(opts.IO.Out, rec)
+		return nil
+	}
+	version := ""
+	if rec.Candidate != nil {
+		version = rec.Candidate.Version
+	}
+	var installed []domain.Installed
+	if rec.Installed != nil {
+		installed = append(installed, *rec.Installed)
+	}
+	fmt.Fprintln(opts.IO.Out, workflows.InstallNote(version, installed))
+	return nil
 }
 
 func step(r domain.Record) string {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ type fakeClient struct {
 	interrupted []string
 	decisions   []workflows.JobDecision
 	recovered   []string
+	installed   []string
 }
 
 func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
@@ -86,6 +88,16 @@ func (f *fakeClient) RecoverJob(_ context.Context, id, model string) (domain.Rec
 	return r, err
 }
 
+func (f *fakeClient) InstallJob(_ context.Context, id, tuiPath string) (domain.Record, error) {
+	f.installed = append(f.installed, id+" "+tuiPath)
+	r, err := domain.Find(f.records, id)
+	if err == nil && r.Status != domain.Completed {
+		return domain.Record{}, fmt.Errorf("job %s is %s: only a merged job is installed", id, r.Status)
+	}
+	r.Installed = &domain.Installed{Path: "/usr/local/bin/axlrd", Backup: "/usr/local/bin/axlrd.before-repair-" + id}
+	return r, err
+}
+
 func (f *fakeClient) Close() { f.closed = true }
 
 var (
@@ -134,6 +146,10 @@ func TestJobs(t *testing.T) {
 			stdout: "recovered job i: it runs again in session s1 and clone /c/i (axlr-tui jobs watch i follows it)\n"},
 		{name: "recover a running job", args: []string{"recover", records[0].ID}, records: records, code: 1,
 			stderr: "axlr-tui: repair 20261201-1200-the-watch-never-settles is awaiting_merge; only an interrupted job is recovered\n"},
+		{name: "install", args: []string{"install", "d"}, records: []domain.Record{{ID: "d", Status: domain.Completed, Candidate: &domain.Candidate{Path: "/c/d.bin", Version: "repair-d-0123456789ab"}}},
+			stdout: "installed repair-d-0123456789ab over /usr/local/bin/axlrd (the previous one kept as /usr/local/bin/axlrd.before-repair-d); restart axlrd (and any axlr-tui running) to run it: axlrd never restarts itself. To go back, rename a backup over its executable.\n"},
+		{name: "install a running job", args: []string{"install", records[0].ID}, records: records, code: 1,
+			stderr: "axlr-tui: job 20261201-1200-the-watch-never-settles is awaiting_merge: only a merged job is installed\n"},
 		{name: "deny without a reason", args: []string{"deny", records[0].ID}, code: 2,
 			stderr: "axlr-tui: jobs deny needs --reason TEXT: the job's record and the model keep it\n"},
 	}
@@ -142,7 +158,8 @@ func TestJobs(t *testing.T) {
 			ios, _, out, errOut := factory.Test()
 			fake := &fakeClient{records: tt.records}
 			f := &factory.Factory{IOStreams: ios}
-			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil }}
+			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil },
+				Executable: func() (string, error) { return "/usr/local/bin/axlr-tui", nil }}
 			cmd := NewCmdJobs(f, func(ctx context.Context, o *Options) error {
 				opts.ID, opts.JSON, opts.Action, opts.Model = o.ID, o.JSON, o.Action, o.Model
 				return jobsRun(ctx, opts)

@@ -36,6 +36,7 @@ const Usage = `Usage:
   axlr-tui --improve "<improvement brief or #123>" [--model NAME] [--json] [--detach]
   axlr-tui jobs [--json] | axlr-tui jobs show|watch ID [--json]
   axlr-tui jobs approve ID | deny ID --reason TEXT | decline ID --reason TEXT
+  axlr-tui jobs recover ID [--model NAME] | install ID
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 
