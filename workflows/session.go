@@ -228,6 +228,11 @@ type SessionState struct {
 	Journal
 	// Applied holds the ids of the last admitted updates (execution ids).
 	Applied []string `json:"applied,omitempty"`
+	// JobOutcomes are the last outcomes of the jobs this session asked
+	// for (SignalJobOutcome), and JobNotes counts the notes prompts have
+	// carried of them, for their keys.
+	JobOutcomes []JobOutcomeState `json:"job_outcomes,omitempty"`
+	JobNotes    int               `json:"job_notes,omitempty"`
 }
 
 type queuedRequest struct {
@@ -476,15 +481,23 @@ func Session(ctx workflow.Context, in SessionInput) error {
 		return err
 	}
 	upsertSessions(ctx, s.st.SessionIDs)
+	outcomes := workflow.GetSignalChannel(ctx, SignalJobOutcome)
+	suggested := func() bool { return s.idle() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() }
 	for {
 		if err := workflow.Await(ctx, func() bool {
-			return s.st.Queued != nil || (s.idle() && workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+			return s.st.Queued != nil || outcomes.Len() > 0 || suggested()
 		}); err != nil {
 			return err
 		}
+		// Outcomes that arrived while an execution ran are kept before the
+		// next one begins, so its prompt carries their notes.
+		s.receiveOutcomes(ctx, outcomes)
 		if q := s.st.Queued; q != nil {
 			s.st.Queued = nil
 			s.runExecution(ctx, q)
+			continue
+		}
+		if !suggested() {
 			continue
 		}
 		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
@@ -493,6 +506,7 @@ func Session(ctx workflow.Context, in SessionInput) error {
 		if s.st.Queued != nil {
 			continue
 		}
+		s.receiveOutcomes(ctx, outcomes)
 		st := s.st.carried()
 		return workflow.NewContinueAsNewError(ctx, SessionWorkflow, SessionInput{SessionID: in.SessionID, Host: in.Host, State: &st})
 	}
@@ -523,6 +537,44 @@ func newSessionRun(in SessionInput) *sessionRun {
 }
 
 func (s *sessionRun) idle() bool { return !s.running && s.st.Queued == nil }
+
+// receiveOutcomes keeps the job outcomes signalled since the last look.
+func (s *sessionRun) receiveOutcomes(ctx workflow.Context, ch workflow.ReceiveChannel) {
+	for {
+		var o JobOutcome
+		if !ch.ReceiveAsync(&o) {
+			return
+		}
+		if o.Job == "" {
+			workflow.GetLogger(ctx).Warn("job outcome without a job ignored", "status", o.Status)
+			continue
+		}
+		s.st.JobOutcomes = keepOutcome(s.st.JobOutcomes, o)
+	}
+}
+
+// jobNotes appends to the prompt the note of each kept job outcome no
+// prompt has carried yet, oldest first.
+func (s *sessionRun) jobNotes(ctx workflow.Context) error {
+	if !slices.ContainsFunc(s.st.JobOutcomes, func(o JobOutcomeState) bool { return !o.Noted }) ||
+		workflow.GetVersion(ctx, versionJobNotes, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	for i := range s.st.JobOutcomes {
+		o := &s.st.JobOutcomes[i]
+		if o.Noted {
+			continue
+		}
+		// The count moves only once the note is saved: a retry at the next
+		// prompt reuses the key, and the log keeps one note.
+		if err := s.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("job:%d:%s", s.st.JobNotes+1, o.Job), JobOutcomeNote(o.JobOutcome)); err != nil {
+			return fmt.Errorf("append the outcome note of job %s: %w", o.Job, err)
+		}
+		s.st.JobNotes++
+		o.Noted = true
+	}
+	return nil
+}
 
 func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateExecute, s.execute,
@@ -847,6 +899,9 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		return err
 	}
 	if err := s.modeNote(ctx); err != nil {
+		return err
+	}
+	if err := s.jobNotes(ctx); err != nil {
 		return err
 	}
 	switch {

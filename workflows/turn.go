@@ -308,7 +308,7 @@ func (t *Turn) offer() Offer {
 	}
 	if snap := t.st.Snapshot; snap != nil {
 		for _, h := range snap.HostTools {
-			if h.Web && t.st.NoWeb {
+			if h.Web && t.st.NoWeb || JobRequestTool(h.Name) && jobMode(t.mode) {
 				continue
 			}
 			var names []string
@@ -394,6 +394,14 @@ func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) e
 		return t.Record(ctx, c, contract.CallFailed, "", c.Tool+" is not offered in this session: the web tools were removed from it")
 	}
 	call := policy.Call{Tool: c.Tool, Names: c.Names, Args: c.Args}
+	if c.Host && JobRequestTool(c.Tool) {
+		// A request asks nothing of the person (the job's check command and
+		// merge do); only the execution's policy may refuse it.
+		if forbidden, reason := policy.Forbidden(t.st.Policy, call); forbidden {
+			return t.Record(ctx, c, contract.CallForbidden, "", "forbidden by the execution's policy: "+reason)
+		}
+		return t.runTool(ctx, c, contract.AutoApprove)
+	}
 	d := policy.Decide(policy.Input{
 		Policy:   t.st.Policy,
 		Approval: t.st.Approval,
@@ -434,9 +442,19 @@ func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Deci
 	in := ToolCallInput{SessionID: t.Current(), Root: t.st.Root, Key: c.Key, CallID: c.CallID, Tool: c.Tool, Decision: decision, Compact: t.offer().Compact}
 	var res ToolCallResult
 	var err error
-	if c.Tool == "local_exec" || c.Host {
+	switch {
+	case c.Host && JobRequestTool(c.Tool):
+		mode := ""
+		if t.mode != nil {
+			mode = *t.mode
+		}
+		err = executeActivity(ctx, JobRequestOptions, ActivityRequestJob, JobRequestInput{
+			SessionID: in.SessionID, Sessions: slices.Clone(t.st.SessionIDs), Key: c.Key, CallID: c.CallID, Tool: c.Tool,
+			Decision: decision, Mode: mode, Root: t.st.Root, Model: t.st.Model,
+		}, &res)
+	case c.Tool == "local_exec" || c.Host:
 		err = executeActivity(ctx, ExecOptions, ActivityToolCall, in, &res)
-	} else {
+	default:
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityToolCall, in).Get(ctx, &res)
 	}
 	if err != nil {
