@@ -27,11 +27,17 @@ const (
 )
 
 // HostTools are the tools a session offers beside the workspace's: the web
-// tools and the tools of the MCP plugins. Either part may be nil.
+// tools, the tools of the MCP plugins and the job request tools. Any part
+// may be nil.
 type HostTools struct {
 	Web     *web.Tools
 	Plugins *plugins.Set
-	Log     zerolog.Logger
+	// Jobs, when set, offers axlr_request_repair, axlr_request_improvement
+	// and axlr_repair_status (Session.RequestJob runs their calls): it
+	// gives the job registry's client for an activity's context (axlrd:
+	// client.New over activity.GetClient).
+	Jobs func(context.Context) JobClient
+	Log  zerolog.Logger
 
 	mu sync.Mutex
 	// listed are the plugins' tools of the last listing, by which an alias
@@ -67,6 +73,11 @@ func (h *HostTools) offer(ctx context.Context) []workflows.HostTool {
 	}
 	if len(listed) > 0 {
 		out = append(out, workflows.HostTool{Name: ToolsTool}, workflows.HostTool{Name: CallToolTool})
+	}
+	if h.Jobs != nil {
+		for _, s := range jobSpecs {
+			out = append(out, workflows.HostTool{Name: s.Name})
+		}
 	}
 	return out
 }
@@ -138,6 +149,10 @@ func (h *HostTools) spec(name string) (agent.ToolSpec, bool) {
 	case CallToolTool:
 		return callToolSpec, h.Plugins != nil
 	}
+	if workflows.JobRequestTool(name) {
+		i := slices.IndexFunc(jobSpecs, func(s agent.ToolSpec) bool { return s.Name == name })
+		return jobSpecs[i], h.Jobs != nil
+	}
 	t, ok := h.cached(name)
 	if !ok || t.Alias != name {
 		return agent.ToolSpec{}, false
@@ -160,6 +175,11 @@ func (h *HostTools) inspect(tc agent.ToolCall, mc *workflows.ModelCall) bool {
 		}
 		return true
 	case h.Plugins != nil && tc.Name == ToolsTool:
+		return true
+	case h.Jobs != nil && workflows.JobRequestTool(tc.Name):
+		// The arguments are checked with the request, whose refusal names
+		// the session's citable calls.
+		mc.Host = true
 		return true
 	case h.Plugins != nil && tc.Name == CallToolTool:
 		mc.Host = true
