@@ -2,14 +2,18 @@ package daemon
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/rs/zerolog"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/underpass-ai/axlr/activities"
 	"github.com/underpass-ai/axlr/forge"
+	axlrclient "github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/hostid"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/web"
@@ -20,12 +24,23 @@ import (
 var providerKeys = []string{"OPENAI_API_KEY", "OPENROUTER_API_KEY", web.BraveKeyEnv}
 
 // openHostTools builds the host tools the settings ask for: the web tools
-// (unless tools.web is false) and the registered MCP plugins, whose
-// servers start on first use. It returns the secrets they hold, for the
-// redactor. A plugin that cannot be registered stops axlrd with its
-// reason: a person who registered it expects it.
+// (unless tools.web is false), the registered MCP plugins, whose servers
+// start on first use, and the job request tools, which reach the job
+// registry through the worker's own Temporal client under axlrd's settings.
+// It returns the secrets they hold, for the redactor. A plugin that cannot
+// be registered stops axlrd with its reason: a person who registered it
+// expects it.
 func openHostTools(o *Options, set *settings.Loaded, log zerolog.Logger) (*activities.HostTools, []string, error) {
-	h := &activities.HostTools{Log: log.With().Str("component", "tools").Logger()}
+	host, err := hostid.Get(o.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &activities.HostTools{
+		Log: log.With().Str("component", "tools").Logger(),
+		Jobs: func(ctx context.Context) activities.JobClient {
+			return axlrclient.New(activity.GetClient(ctx), host, &set.Settings, o.Getenv)
+		},
+	}
 	var secrets []string
 	if set.WebTools() {
 		w, err := web.New(web.OptionsFromEnv(o.Environ))

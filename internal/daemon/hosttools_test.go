@@ -13,7 +13,8 @@ import (
 
 // TestOpenHostTools: the settings' plugins are registered with a complete
 // environment, and what cannot be registered stops axlrd with its reason;
-// tools.web false offers no web tools.
+// tools.web false offers no web tools; the job request tools are always
+// offered.
 func TestOpenHostTools(t *testing.T) {
 	dir := t.TempDir()
 	stdio := filepath.Join(dir, "notes.json")
@@ -57,6 +58,9 @@ func TestOpenHostTools(t *testing.T) {
 			}
 			if (h.Web == nil) != (tt.set.Tools.Web != nil) || (h.Plugins == nil) != (len(tt.set.Plugins) == 0) || strings.Join(secrets, ",") != strings.Join(tt.secrets, ",") {
 				t.Fatalf("web %v, plugins %v, secrets %q", h.Web != nil, h.Plugins != nil, secrets)
+			}
+			if h.Jobs == nil {
+				t.Fatal("no job client: the job request tools are not offered")
 			}
 			if h.Plugins != nil {
 				h.Plugins.Close()
