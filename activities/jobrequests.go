@@ -43,27 +43,30 @@ var jobSpecs = []agent.ToolSpec{
 		Description: "Ask axlr to repair itself when one of its own tools (local_*, axlr_*, web_*) failed in a way that points at axlr, and failed the same way again when you repeated the call once. " +
 			"A separate repair session reproduces the failure in its own clone and fixes it while you carry on; the person approves its check command and its merge, and a later prompt of this session carries the outcome. " +
 			"Refused: a program that exited nonzero, a failure of the workspace, a rejected, denied, cancelled or timed-out call, an MCP plugin's tool, a single failure, and any text that names a provider, credential, permission or network cause.",
-		Parameters: requestSchema("Which axlr operation fails and how", "One to %d IDs of this session's calls that failed this way (every tool result names its call)", 1)},
+		Parameters: requestSchema("Which axlr operation fails and how", "What axlr should have done", "What it did instead",
+			"One to %d IDs of this session's calls that failed this way", 1)},
 	{Name: jobs.ToolRequestImprovement,
 		Description: "Ask axlr to improve one of its own tools (local_*, axlr_*, web_*) when it made your task needlessly hard: a capability it lacks, a rough edge. " +
 			"A separate improvement session makes the change in its own clone while you carry on; the person approves its check command and its merge, and a later prompt of this session carries the outcome. " +
 			"A session asks for at most one improvement; an MCP plugin's tool, a denied or cancelled call and any text that names a provider, credential, permission or network cause are refused.",
-		Parameters: requestSchema("What axlr should do better", "Two to %d IDs of this session's calls that show the friction (every tool result names its call)", jobs.MinImprovementCalls)},
+		Parameters: requestSchema("What axlr should do better", "What axlr should let you do", "What you had to do instead",
+			"Two to %d IDs of this session's calls that show the friction", jobs.MinImprovementCalls)},
 	{Name: jobs.ToolRepairStatus,
 		Description: "List the repairs and improvements this session asked for, newest first: status, step, pull request, merge commit and reason. Give job to read one of them.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"job":{"type":"string","description":"A job's ID, as the request's answer gave it; leave it out to list them all."}},"additionalProperties":false}`)},
 }
 
-// requestSchema is the schema of a request's arguments; calls says how
-// many calls it cites (with %d for jobs.MaxCitedCalls).
-func requestSchema(describe, calls string, minCalls int) json.RawMessage {
+// requestSchema is the schema of a request's arguments: describe,
+// expected and observed say what its texts hold, and calls how many calls
+// it cites (with %d for jobs.MaxCitedCalls).
+func requestSchema(describe, expected, observed, calls string, minCalls int) json.RawMessage {
 	str := func(text string) map[string]any { return map[string]any{"type": "string", "description": text} }
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"description": str(fmt.Sprintf("%s, in at least %d characters and at most %d bytes.", describe, jobs.MinDescription, jobs.MaxText)),
-			"expected":    str(fmt.Sprintf("What axlr should have done (at most %d bytes).", jobs.MaxText)),
-			"observed":    str(fmt.Sprintf("What it did instead (at most %d bytes).", jobs.MaxText)),
+			"expected":    str(fmt.Sprintf("%s (at most %d bytes).", expected, jobs.MaxText)),
+			"observed":    str(fmt.Sprintf("%s (at most %d bytes).", observed, jobs.MaxText)),
 			"evidence": str(fmt.Sprintf("One to %d concrete items you observed, one per line: outputs, error messages, file paths (at most %d bytes each).",
 				jobs.MaxEvidence, jobs.MaxEvidenceItem)),
 			"tool_calls": map[string]any{"type": "array", "items": map[string]any{"type": "string"},
