@@ -13,6 +13,7 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
@@ -161,7 +162,31 @@ func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (wo
 		}
 		return workflows.HandBackResult{}, err
 	}
-	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, NotFeasible: hb.NotFeasible, Ignored: hb.Ignored}, nil
+	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, NotFeasible: hb.NotFeasible, Ignored: hb.Ignored,
+		Texts: jobTexts(in.Definition, hb.Fields)}, nil
+}
+
+// jobTexts are the fields of a job's hand-back that its pull request is
+// written from, each cut to its bound; none for a ceremony that is not a
+// job's.
+func jobTexts(definition string, fields map[string]any) map[string]string {
+	if definition != jobs.Repair.Definition() && definition != jobs.Improve.Definition() {
+		return nil
+	}
+	bounds := map[string]int{"summary": jobs.MaxSummary, "root_cause": jobs.MaxSection, "proposed_fix": jobs.MaxSection,
+		"criteria": jobs.MaxSection, "scope": jobs.MaxSection}
+	var out map[string]string
+	for name, limit := range bounds {
+		text, ok := fields[name].(string)
+		if !ok || strings.TrimSpace(text) == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = jobs.Bound(text, limit)
+	}
+	return out
 }
 
 // handBackError is a refused hand-back: the model's to fix.

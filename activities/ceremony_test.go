@@ -14,6 +14,7 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
@@ -202,5 +203,18 @@ func TestClaimRounds(t *testing.T) {
 	v, err := a.Claim(ctx, workflows.ClaimInput{InstanceID: id, Step: "repair", Iteration: 1, Round: 1, LeaseTTL: time.Minute})
 	if err != nil || v.State != "REPAIR" || v.NextStep != "repair" {
 		t.Fatalf("the second round's claim: %+v, %v", v, err)
+	}
+}
+
+// TestJobTexts: a job's hand-back gives its pull request's texts, each
+// cut to its bound; another ceremony's gives none.
+func TestJobTexts(t *testing.T) {
+	fields := map[string]any{"summary": strings.Repeat("s", jobs.MaxSummary+10), "root_cause": "Parse slices s[:1]", "scope": "  ", "expected": "ok"}
+	got := jobTexts("axlr_repair", fields)
+	if len(got) != 2 || got["root_cause"] != "Parse slices s[:1]" || len(got["summary"]) > jobs.MaxSummary || !strings.HasSuffix(got["summary"], "…") {
+		t.Fatalf("texts %v", got)
+	}
+	if got := jobTexts("axlr_debug", fields); got != nil {
+		t.Fatalf("a debug hand-back gave texts %v", got)
 	}
 }

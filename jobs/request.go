@@ -449,7 +449,7 @@ func classify(c CallOutcome) (ToolFailure, *Refusal) {
 	case CallTimedOut:
 		return no("call %s timed out; that is not proof of a defect", c.CallID)
 	case CallRejected:
-		return no("call %s was rejected by axlr (%s: %s); correct the arguments instead of repairing axlr", c.CallID, c.Code, bound(oneLine(c.Message), 160))
+		return no("call %s was rejected by axlr (%s: %s); correct the arguments instead of repairing axlr", c.CallID, c.Code, Bound(oneLine(c.Message), 160))
 	case CallUnreadable:
 		f.Class = ClassRuntimeFailure
 		return f, nil
@@ -474,14 +474,14 @@ func classify(c CallOutcome) (ToolFailure, *Refusal) {
 		}
 		if local {
 			if !slices.Contains(localFaults, c.Code) {
-				return no("call %s failed with %s (%s): the workspace, the program or a permission, not axlr", c.CallID, c.Code, bound(oneLine(c.Message), 160))
+				return no("call %s failed with %s (%s): the workspace, the program or a permission, not axlr", c.CallID, c.Code, Bound(oneLine(c.Message), 160))
 			}
 			f.Class = ClassRuntimeFailure
 			return f, nil
 		}
 		lower := strings.ToLower(c.Message)
 		if slices.Contains(argumentCodes, c.Code) || containsAny(lower, argumentWords) {
-			return no("call %s was refused for its arguments (%s); correct the call instead of repairing axlr", c.CallID, bound(oneLine(c.Message), 160))
+			return no("call %s was refused for its arguments (%s); correct the call instead of repairing axlr", c.CallID, Bound(oneLine(c.Message), 160))
 		}
 		f.Class = ClassHostError
 		return f, nil
@@ -578,12 +578,12 @@ func requestBrief(req Request, cited []CallOutcome, ctx RequestContext, heading,
 	for _, c := range cited {
 		line := fmt.Sprintf("- %s %s → %s", c.CallID, c.Tool, c.Outcome())
 		if m := oneLine(c.Message); m != "" {
-			line += ": " + bound(m, 600)
+			line += ": " + Bound(m, 600)
 		}
 		b.WriteString(line + "\n")
 	}
 	fmt.Fprintf(&b, "\n%s\n", closing)
-	return bound(b.String(), MaxBrief)
+	return Bound(b.String(), MaxBrief)
 }
 
 // externalCauses name a cause outside axlr: a provider, a credential, a

@@ -155,7 +155,7 @@ func section(b *strings.Builder, heading, text string, limit int) {
 	if text == "" {
 		return
 	}
-	fmt.Fprintf(b, "## %s\n\n%s\n\n", heading, bound(text, limit))
+	fmt.Fprintf(b, "## %s\n\n%s\n\n", heading, Bound(text, limit))
 }
 
 func evidence(b *strings.Builder, check, change string) {
@@ -168,7 +168,7 @@ func evidence(b *strings.Builder, check, change string) {
 
 func rounds(b *strings.Builder, red []string) {
 	for i, failing := range red {
-		fmt.Fprintf(b, "Check round %d after a red round: %s\n", i+2, bound(oneLine(failing), MaxRoundNote))
+		fmt.Fprintf(b, "Check round %d after a red round: %s\n", i+2, Bound(oneLine(failing), MaxRoundNote))
 	}
 }
 
@@ -191,9 +191,9 @@ func code(text string) string {
 	return fence + text + fence
 }
 
-// bound cuts text to at most limit bytes, at a character boundary, ending
+// Bound cuts text to at most limit bytes, at a character boundary, ending
 // in "…" when it cut.
-func bound(text string, limit int) string {
+func Bound(text string, limit int) string {
 	if len(text) <= limit {
 		return text
 	}
@@ -236,5 +236,5 @@ func IssueNumber(brief string) (int, bool) {
 // <title>", its body and its address, cut to MaxBrief.
 func IssueBrief(repo string, n int, title, body, url string) string {
 	b := fmt.Sprintf("Issue #%d of %s: %s\n\n%s\n\n%s", n, repo, strings.TrimSpace(title), strings.TrimSpace(body), url)
-	return bound(b, MaxBrief)
+	return Bound(b, MaxBrief)
 }

@@ -279,6 +279,10 @@ type HandBackResult struct {
 	// NotFeasible: an improvement's brief declared it not feasible.
 	NotFeasible bool     `json:"not_feasible,omitempty"`
 	Ignored     []string `json:"ignored,omitempty"`
+	// Texts are a job's hand-back's fields its pull request is written
+	// from (summary, root_cause, proposed_fix, criteria, scope), each
+	// bounded; the step's record keeps them.
+	Texts map[string]string `json:"texts,omitempty"`
 }
 
 // RunCheckInput runs a check command in the workspace, once per key.
@@ -922,6 +926,10 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 		return fmt.Errorf("complete step %s: %w", cer.Step, err)
 	}
 	rec := contract.StepRecord{Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)}
+	//workflowcheck:ignore copying a map into a map does not depend on the order
+	for k, v := range hb.Texts {
+		rec.Output[k] = v
+	}
 	if cer.StepSession == d.t.Current() && d.t.st.Revision > cer.StepFrom {
 		rec.Transcript = &contract.TranscriptSpan{SessionID: cer.StepSession, From: cer.StepFrom, To: d.t.st.Revision - 1}
 	}

@@ -130,6 +130,12 @@ type JobInput struct {
 	Host      string      `json:"host"`
 	Model     string      `json:"model,omitempty"`
 	Settings  JobSettings `json:"settings"`
+	// Issue is the issue a "#123" brief names: the job reads it into its
+	// brief before it clones.
+	Issue int `json:"issue,omitempty"`
+	// Recovered is why the job's earlier run stopped, when the person
+	// recovered it: the first prompt says so.
+	Recovered string `json:"recovered,omitempty"`
 }
 
 // JobDecision is the person's decision on what a job waits for.
@@ -160,7 +166,15 @@ type JobState struct {
 	// body.
 	Round int      `json:"round"`
 	Red   []string `json:"red,omitempty"`
+	// RerunOf is the failure whose jobs were rerun: until the forge shows
+	// the rerun (for at most MaxStaleReads reads), a read that shows it
+	// again is not a new red round.
+	RerunOf string `json:"rerun_of,omitempty"`
 }
+
+// MaxStaleReads is how many reads after a rerun may still show the failed
+// runs it replaces.
+const MaxStaleReads = 3
 
 type jobRun struct {
 	in       JobInput
@@ -199,6 +213,13 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	case err == nil:
 	case cancelled:
 		j.end(jobs.Interrupted, "interrupted while "+j.where())
+		if c := j.st.Ceremony; c.Active() && workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			// A recovery starts a new instance: this one ends CANCELLED
+			// rather than wait in its step for ever.
+			if err := j.driver.cancel(ctx); err != nil {
+				workflow.GetLogger(ctx).Warn("the interrupted job's ceremony was not cancelled", "job", j.st.Record.ID, "error", err)
+			}
+		}
 	default:
 		j.end(jobs.Failed, failureMessage(err))
 	}
@@ -306,10 +327,17 @@ func signalOutcome(ctx workflow.Context, r jobs.Record, note string) {
 
 func (j *jobRun) run(ctx workflow.Context) error {
 	r := &j.st.Record
+	if n := j.in.Issue; n > 0 {
+		var is forge.Issue
+		if err := executeActivity(ctx, ForgeOptions, ActivityForgeIssue, IssueInput{Repository: r.Repository, Number: n}, &is); err != nil {
+			return fmt.Errorf("read issue #%d of %s: %w", n, r.Repository, err)
+		}
+		r.Brief = jobs.IssueBrief(r.Repository, n, is.Title, is.Body, is.URL)
+	}
 	var prep PrepareResult
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgePrepare, PrepareInput{
 		Job: r.ID, Kind: string(r.Kind), Repository: r.Repository, Remote: j.in.Settings.Remote, Directory: j.in.Settings.Directory,
-		Brief: r.Brief, OriginSession: r.OriginSession, Build: r.Build, About: j.in.Settings.About, Created: r.Created,
+		Brief: r.Brief, OriginSession: r.OriginSession, Build: r.Build, About: j.in.Settings.About, Created: r.Created, Issue: j.in.Issue,
 	}, &prep); err != nil {
 		return fmt.Errorf("prepare the clone: %w", err)
 	}
@@ -317,7 +345,11 @@ func (j *jobRun) run(ctx workflow.Context) error {
 	r.Clone, r.Session, r.Sessions = prep.Clone, j.in.SessionID, []string{j.in.SessionID}
 	j.set(ctx, jobs.Running)
 	j.report(ctx)
-	if err := j.turn.Begin(ctx, BeginTurnInput{SessionID: j.in.SessionID, ExecutionID: r.ID, Prompt: r.Brief,
+	prompt := r.Brief
+	if j.in.Recovered != "" {
+		prompt += "\n\n" + RecoveredNote(j.in.Recovered)
+	}
+	if err := j.turn.Begin(ctx, BeginTurnInput{SessionID: j.in.SessionID, ExecutionID: r.ID, Prompt: prompt,
 		Model: j.in.Model, Root: prep.Clone, Mode: string(r.Kind)}); err != nil {
 		return err
 	}
@@ -418,7 +450,57 @@ func (j *jobRun) validateDecide(ctx workflow.Context, d JobDecision) error {
 
 func (j *jobRun) decide(ctx workflow.Context, d JobDecision) (jobs.Record, error) {
 	j.decision = &d
+	if workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		// Answer the record once the job has taken the decision, so the
+		// person reads where it went.
+		if err := workflow.Await(ctx, func() bool { return j.decision == nil }); err != nil {
+			return j.st.Record, err
+		}
+	}
 	return j.st.Record, nil
+}
+
+// versionJobTexts guards what the job's commands changed in flight: the
+// pull request's title and body from the model's hand-backs, a rerun
+// waited for, the decision answered once taken, and an interrupted job's
+// instance cancelled.
+const versionJobTexts = "job-texts"
+
+// RecoveredNote is what the first prompt of a recovered job adds to its
+// brief.
+func RecoveredNote(why string) string {
+	return "[AXLR] The person recovered this job: its earlier run stopped (" + why +
+		"). The clone holds what that run changed; the ceremony starts again from its first step."
+}
+
+// title is the pull request's: the first sentence of the model's summary
+// of its change, else the brief's first line.
+func (j *jobRun) title(ctx workflow.Context) string {
+	r := j.st.Record
+	summary := ""
+	if workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		step := "repair"
+		if r.Kind == jobs.Improve {
+			step = "build"
+		}
+		summary = j.handedBack(step, "summary")
+	}
+	return jobs.Title(r.Kind, summary, r.Brief, r.ID)
+}
+
+// handedBack is a field of the model's last accepted hand-back of a step.
+func (j *jobRun) handedBack(step, field string) string {
+	c := j.st.Ceremony
+	if c == nil {
+		return ""
+	}
+	for i := len(c.Records) - 1; i >= 0; i-- {
+		if r := c.Records[i]; r.Step == step && r.Status == "completed" {
+			s, _ := r.Output[field].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // console runs a console step and completes it with what it recorded.
@@ -464,16 +546,28 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 	r := &j.st.Record
 	j.st.Round++
 	branch := fmt.Sprintf("%s/%s", r.Kind, r.ID)
-	title := jobs.Title(r.Kind, "", r.Brief, r.ID)
+	title := j.title(ctx)
 	var check string
 	if c := j.st.Ceremony; c != nil && c.Command != nil {
 		check = c.Command.String()
 	}
+	summary := r.Brief
+	texts := workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	var body string
 	if r.Kind == jobs.Improve {
-		body = jobs.ImprovementBody(jobs.ImprovementText{Instance: r.Instance, Summary: r.Brief, Check: check, RedRounds: j.st.Red})
+		t := jobs.ImprovementText{Instance: r.Instance, Summary: summary, Check: check, RedRounds: j.st.Red}
+		if texts {
+			t.Criteria, t.Scope = j.handedBack("brief", "criteria"), j.handedBack("brief", "scope")
+			t.Summary = cmp.Or(j.handedBack("build", "summary"), summary)
+		}
+		body = jobs.ImprovementBody(t)
 	} else {
-		body = jobs.RepairBody(jobs.RepairText{Instance: r.Instance, Summary: r.Brief, Check: check, RedRounds: j.st.Red})
+		t := jobs.RepairText{Instance: r.Instance, Summary: summary, Check: check, RedRounds: j.st.Red}
+		if texts {
+			t.Cause, t.Fix = j.handedBack("diagnose", "root_cause"), j.handedBack("diagnose", "proposed_fix")
+			t.Summary = cmp.Or(j.handedBack("repair", "summary"), summary)
+		}
+		body = jobs.RepairBody(t)
 	}
 	var res ProposeResult
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgePropose, ProposeInput{
@@ -495,6 +589,9 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 			return nil, fmt.Errorf("rerun the failed jobs: %w", err)
 		}
 		rec["rerun"] = true
+		if len(j.st.Red) > 0 {
+			j.st.RerunOf = j.st.Red[len(j.st.Red)-1]
+		}
 	default:
 		r.PullRequest, r.URL, r.HeadSHA = res.PullRequest, res.URL, res.HeadSHA
 	}
@@ -511,6 +608,8 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 	deadline := workflow.Now(ctx).Add(j.in.Settings.Watch)
 	var w forge.WatchState
 	updated := false
+	texts := workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	stale := 0
 	rec := map[string]any{"pull_request": r.PullRequest, "round": j.st.Round}
 	blocked := func(reason string) (map[string]any, error) {
 		rec["verdict"], rec["reason"], rec["head_sha"], rec["updated"] = ceremonies.VerdictBlocked, reason, r.HeadSHA, updated
@@ -528,6 +627,9 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 		w.Now = workflow.Now(ctx)
 		v := forge.Evaluate(read.PullRequest, read.Checks, w)
 		w = v.Next
+		if v.Kind != forge.Red {
+			j.st.RerunOf = ""
+		}
 		if v.HeadSHA != "" {
 			r.HeadSHA = v.HeadSHA
 		}
@@ -536,8 +638,19 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 			rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
 			return rec, nil
 		case forge.Red:
+			failed := strings.Join(v.Failed, "; ")
+			if texts && j.st.RerunOf != "" && failed == j.st.RerunOf && stale < MaxStaleReads {
+				// The failed runs the rerun replaces: the forge does not
+				// show the rerun yet.
+				stale++
+				break
+			}
 			if len(j.st.Red) >= MaxRedRounds {
-				return blocked(fmt.Sprintf("checks failed after %d repair rounds: %s", MaxRedRounds, v.Reason))
+				why := v.Reason
+				if texts {
+					why = failed
+				}
+				return blocked(fmt.Sprintf("checks failed after %d repair rounds: %s", MaxRedRounds, why))
 			}
 			j.st.Red = append(j.st.Red, strings.Join(v.Failed, "; "))
 			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
@@ -652,7 +765,7 @@ func (j *jobRun) merge(ctx workflow.Context) (map[string]any, error) {
 	var res MergeResult
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgeMerge, MergeInput{
 		Repository: r.Repository, Number: r.PullRequest, SHA: r.HeadSHA, Branch: fmt.Sprintf("%s/%s", r.Kind, r.ID),
-		Title: jobs.Title(r.Kind, "", r.Brief, r.ID),
+		Title: j.title(ctx),
 	}, &res); err != nil {
 		return nil, fmt.Errorf("merge pull request #%d: %w", r.PullRequest, err)
 	}

@@ -110,6 +110,8 @@ func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 // pull request's state, when pulls is set). An update of the branch lands
 // a new head one read after it is asked, as GitHub's does.
 type fakeForge struct {
+	// issues are the issues read.
+	issues   []IssueInput
 	mu       sync.Mutex
 	proposes int
 	reads    []forge.Checks // by read, the checks of the current head
@@ -142,8 +144,11 @@ func (f *fakeForge) Prepare(_ context.Context, in PrepareInput) (PrepareResult, 
 	return PrepareResult{Clone: in.Directory + "/" + in.Job, Base: "main", Head: "base0"}, nil
 }
 
-func (f *fakeForge) Issue(context.Context, IssueInput) (forge.Issue, error) {
-	return forge.Issue{}, nil
+func (f *fakeForge) Issue(_ context.Context, in IssueInput) (forge.Issue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.issues = append(f.issues, in)
+	return forge.Issue{Number: in.Number, Title: "Parse panics on empty input", Body: "go test ./... panics.", URL: "https://github.com/o/r/issues/12"}, nil
 }
 
 func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, error) {
@@ -270,7 +275,13 @@ func (h *jobHarness) decideAt(d time.Duration, dec JobDecision, out *outcome) {
 
 func (h *jobHarness) run(t *testing.T, settings JobSettings) jobs.Record {
 	t.Helper()
-	h.env.ExecuteWorkflow(JobWorkflow, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: settings})
+	return h.runInput(t, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: settings})
+}
+
+// runInput runs the job with in and returns its last record.
+func (h *jobHarness) runInput(t *testing.T, in JobInput) jobs.Record {
+	t.Helper()
+	h.env.ExecuteWorkflow(JobWorkflow, in)
 	if !h.env.IsWorkflowCompleted() {
 		t.Fatal("the job did not end")
 	}

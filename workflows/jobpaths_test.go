@@ -45,8 +45,10 @@ type pinnedMADE struct {
 	visited map[string]bool
 	bounces int
 
-	claims    []ClaimInput
-	keys      map[string]bool
+	claims []ClaimInput
+	keys   map[string]bool
+	// texts are the pull request's texts each step's hand-back gives.
+	texts     map[string]map[string]string
 	ran       []RunCheckInput
 	completed []CompleteInput
 	triggers  []string
@@ -180,6 +182,9 @@ func (f *pinnedMADE) Claim(_ context.Context, in ClaimInput) (InstanceView, erro
 
 func (f *pinnedMADE) HandBack(_ context.Context, in HandBackInput) (HandBackResult, error) {
 	st, _ := ceremonies.StepOf(in.Definition, in.Version, in.Step)
+	if t := f.texts[in.Step]; t != nil {
+		return HandBackResult{Texts: t}, nil
+	}
 	switch st.Check {
 	case ceremonies.CheckReproduce, ceremonies.CheckMissing:
 		cmd := f.command

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,8 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 	}
 	var nf *serviceerror.NotFound
 	if reg.Status == jobs.Preparing && errors.As(nowErr, &nf) {
-		in, err := c.jobInput(reg, model, 0)
+		issue, _ := jobs.IssueNumber(reg.Brief)
+		in, err := c.jobInput(reg, model, issue)
 		if err != nil {
 			return jobs.Record{}, err
 		}
@@ -189,12 +191,14 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 	if err != nil {
 		return jobs.Record{}, c.jobRefused(err)
 	}
+	why := cmp.Or(full.Reason, "interrupted")
 	full.Status, full.Pending, full.Reason, full.Updated = reg.Status, nil, "", reg.Updated
-	in, err := c.jobInput(full, model, 0)
+	issue, _ := jobs.IssueNumber(full.Brief)
+	in, err := c.jobInput(full, model, issue)
 	if err != nil {
 		return full, err
 	}
-	in.SessionID = full.Session
+	in.SessionID, in.Recovered = full.Session, why
 	if err := c.StartJob(ctx, in); err != nil {
 		return full, fmt.Errorf("job %s was taken back but its workflow did not start (try axlr-tui jobs recover %s again): %w", id, id, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/internal/buildinfo"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/jobs"
@@ -21,7 +20,7 @@ type LaunchRequest struct {
 	RequestID string
 	Kind      jobs.Kind
 	// Brief is the failure or the improvement, or "#123": the issue of
-	// repair.repository, read through the forge.
+	// repair.repository, which the job reads through axlrd's forge.
 	Brief string
 	// Model runs the job's steps (default: axlrd's settings).
 	Model string
@@ -48,14 +47,9 @@ func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record,
 	if signature == "" {
 		signature = jobs.JobSignature(repo, req.Kind, brief)
 	}
-	issue := 0
-	if n, ok := jobs.IssueNumber(brief); ok {
-		is, err := c.readIssue(ctx, repo, n)
-		if err != nil {
-			return jobs.Record{}, err
-		}
-		issue, brief = n, jobs.IssueBrief(repo, n, is.Title, is.Body, is.URL)
-	}
+	// "#123": the job's workflow reads the issue into its brief, through
+	// axlrd's forge.
+	issue, _ := jobs.IssueNumber(brief)
 	if req.RequestID == "" {
 		id, err := session.NewID()
 		if err != nil {
@@ -81,7 +75,7 @@ func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record,
 
 // jobInput is the start of an admitted job's workflow under the client's
 // settings.
-func (c *Client) jobInput(rec jobs.Record, model string, _ int) (workflows.JobInput, error) {
+func (c *Client) jobInput(rec jobs.Record, model string, issue int) (workflows.JobInput, error) {
 	set := c.settings()
 	sid, err := session.NewID()
 	if err != nil {
@@ -95,7 +89,7 @@ func (c *Client) jobInput(rec jobs.Record, model string, _ int) (workflows.JobIn
 	if err != nil {
 		return workflows.JobInput{}, err
 	}
-	return workflows.JobInput{Record: rec, SessionID: sid, Model: model, Settings: workflows.JobSettings{
+	return workflows.JobInput{Record: rec, SessionID: sid, Model: model, Issue: issue, Settings: workflows.JobSettings{
 		Remote: remote, Directory: set.RepairDirectory(data), About: set.RepairAbout(),
 		AutoMerge: set.Repair.AutoMerge, Watch: set.RepairWatch(), Poll: set.RepairPoll(),
 		Candidate: strings.EqualFold(rec.Repository, settings.DefaultRepairRepository), Install: set.Repair.Install,
@@ -119,28 +113,6 @@ func jobRemote(set *settings.Settings, repo string) (string, error) {
 		}
 	}
 	return "https://" + host + "/" + repo + ".git", nil
-}
-
-// readIssue reads issue n of repo for a "#123" brief.
-func (c *Client) readIssue(ctx context.Context, repo string, n int) (forge.Issue, error) {
-	set := c.settings()
-	host, err := forge.APIHost(set.Forge.APIURL)
-	if err != nil {
-		return forge.Issue{}, err
-	}
-	token, err := forge.Token(host, c.env())
-	if err != nil {
-		return forge.Issue{}, fmt.Errorf("read issue #%d of %s: %w", n, repo, err)
-	}
-	gh, err := forge.NewGitHub(forge.Options{APIURL: set.Forge.APIURL, Token: token})
-	if err != nil {
-		return forge.Issue{}, err
-	}
-	is, err := gh.Issue(ctx, repo, n)
-	if err != nil {
-		return forge.Issue{}, fmt.Errorf("read issue #%d of %s: %w", n, repo, err)
-	}
-	return is, nil
 }
 
 func (c *Client) settings() *settings.Settings {

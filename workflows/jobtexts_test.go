@@ -1,0 +1,153 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/underpass-ai/axlr/jobs"
+)
+
+// TestJobTexts: the pull request's title is the first sentence of the
+// model's summary of its change, and its body carries the diagnosis's
+// cause and fix and the repair's summary; the squash merge takes the same
+// title.
+func TestJobTexts(t *testing.T) {
+	model := replies(repairModel[:2], []reply{
+		{calls: []scriptCall{stepDoneCall(map[string]any{"summary": "Parse returns ErrSyntax for empty input. It no longer slices s.", "summary_en": "Parse errs on empty input."})}},
+		{text: "AXLR proposes it now."},
+	})
+	h := newPinnedHarness(t, jobs.Repair, model, greenChecks)
+	h.pinned.texts = map[string]map[string]string{
+		"diagnose": {"root_cause": "r", "proposed_fix": "f"},
+		"repair":   {"summary": "Parse returns ErrSyntax for empty input. It no longer slices s."},
+	}
+	h.approveCheck(t)
+	rec := h.run(t, jobSettings(true))
+	if rec.Status != jobs.Completed {
+		t.Fatalf("record %+v", rec)
+	}
+	p := h.forge.proposals[0]
+	if p.Title != "Repair: Parse returns ErrSyntax for empty input" || p.Commit.Title != p.Title {
+		t.Fatalf("title %q, commit %q", p.Title, p.Commit.Title)
+	}
+	for _, want := range []string{"## Cause\n\nr", "## Fix\n\nf", "## Summary\n\nParse returns ErrSyntax for empty input. It no longer slices s."} {
+		if !strings.Contains(p.Body, want) {
+			t.Fatalf("body lacks %q:\n%s", want, p.Body)
+		}
+	}
+	if m := h.forge.merges[0]; m.Title != p.Title {
+		t.Fatalf("merged as %q", m.Title)
+	}
+}
+
+// TestJobRerunShownLate: after a rerun of the failed jobs, reads that
+// still show the failed runs it replaces are not a new red round; the
+// rerun's green is the round's verdict.
+func TestJobRerunShownLate(t *testing.T) {
+	flaky := []reply{
+		{calls: []scriptCall{stepDoneCall(map[string]any{"summary": "the failure is a flaky test; nothing changed", "summary_en": "Flaky test."})}},
+		{text: "Nothing to change; AXLR reruns the checks."},
+	}
+	h := newPinnedHarness(t, jobs.Repair, replies(repairModel, flaky), redChecks, redChecks, redChecks, greenChecks)
+	h.forge.unchanged = map[int]bool{2: true}
+	h.approveCheck(t)
+	rec := h.run(t, jobSettings(true))
+	if rec.Status != jobs.Completed || rec.MergeSHA == "" {
+		t.Fatalf("record %+v", rec)
+	}
+	if got, want := h.calls(), (forgeCalls{Proposes: 2, Commits: 1, Reruns: 1, Merges: 1}); got != want {
+		t.Fatalf("forge calls %+v, want %+v", got, want)
+	}
+	if notes := h.redNotes(); len(notes) != 1 {
+		t.Fatalf("red notes %q: a stale read made a second red round", notes)
+	}
+}
+
+// TestJobThirdRedRoundReason: the reason a third red round blocks with
+// names the failing checks once.
+func TestJobThirdRedRoundReason(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, replies(repairModel, repairAgain, repairAgain), redChecks)
+	h.approveCheck(t)
+	rec := h.run(t, jobSettings(true))
+	if want := "checks failed after 2 repair rounds: test: failure https://ci/1"; rec.Status != jobs.Blocked || rec.Reason != want {
+		t.Fatalf("record %s %q, want %q", rec.Status, rec.Reason, want)
+	}
+}
+
+// TestJobIssue: a job asked for issue #12 reads it through the forge into
+// its brief before it clones, and the clone's marker names the issue.
+func TestJobIssue(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	h.record.Brief = "#12"
+	h.approveCheck(t)
+	var prompt string
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if in, ok := args[0].(BeginTurnInput); ok && info.ActivityType.Name == ActivityBeginTurn && prompt == "" {
+			prompt = in.Prompt
+		}
+	})
+	rec := h.runInput(t, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: jobSettings(true), Issue: 12})
+	want := "Issue #12 of o/r: Parse panics on empty input\n\ngo test ./... panics.\n\nhttps://github.com/o/r/issues/12"
+	if rec.Brief != want || prompt != want {
+		t.Fatalf("brief %q, first prompt %q", rec.Brief, prompt)
+	}
+	if len(h.forge.issues) != 1 || h.forge.issues[0] != (IssueInput{Repository: "o/r", Number: 12}) {
+		t.Fatalf("issues read %+v", h.forge.issues)
+	}
+}
+
+// TestJobInterruptedAndRecovered: a job cancelled while its check waits
+// ends interrupted with where it stood, and its instance is cancelled;
+// its recovery's first prompt says why the earlier run stopped.
+func TestJobInterruptedAndRecovered(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	h.atTime(5*time.Minute, h.env.CancelWorkflow)
+	rec := h.run(t, jobSettings(true))
+	if rec.Status != jobs.Interrupted || rec.Reason != "interrupted while step reproduce of axlr_repair (awaiting_approval)" || rec.Pending != nil {
+		t.Fatalf("record %s %q %+v", rec.Status, rec.Reason, rec.Pending)
+	}
+	if got := h.triggers(); got != "cancel" {
+		t.Fatalf("triggers %q, want the instance cancelled", got)
+	}
+
+	h = newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	h.approveCheck(t)
+	var prompt string
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if in, ok := args[0].(BeginTurnInput); ok && info.ActivityType.Name == ActivityBeginTurn && prompt == "" {
+			prompt = in.Prompt
+		}
+	})
+	again := h.runInput(t, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: jobSettings(true), Recovered: rec.Reason})
+	if again.Status != jobs.Completed || !strings.HasSuffix(prompt, RecoveredNote(rec.Reason)) || !strings.HasPrefix(prompt, h.record.Brief) {
+		t.Fatalf("recovered %s, first prompt %q", again.Status, prompt)
+	}
+}
+
+// TestJobDecisionAnswersTaken: the decide Update answers the record once
+// the job has taken the decision: nothing pending, running again.
+func TestJobDecisionAnswersTaken(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	var got jobs.Record
+	var err error
+	h.atTime(time.Minute, func() {
+		h.env.UpdateWorkflow(UpdateJobDecide, "d-check", &testsuite.TestUpdateCallback{
+			OnReject: func(e error) { err = e }, OnAccept: func() {},
+			OnComplete: func(v any, e error) {
+				err = e
+				if r, ok := v.(jobs.Record); ok {
+					got = r
+				}
+			},
+		}, JobDecision{RequestID: "d-check", Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true})
+	})
+	h.run(t, jobSettings(true))
+	if err != nil || got.Pending != nil || got.Status != jobs.Running {
+		t.Fatalf("the decision answered %s, pending %+v (%v)", got.Status, got.Pending, err)
+	}
+}
