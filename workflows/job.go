@@ -73,12 +73,6 @@ const (
 // declines the merge with: the decide step's reason is at most 2000 bytes.
 const candidateReasonBytes = 2000
 
-// JobSearchAttributes are the search attributes of a job's workflow for
-// its record; a pull request not opened yet is left unset.
-func JobSearchAttributes(r jobs.Record) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(searchOf(r).updates()...)
-}
-
 // jobSearch is what a job's search attributes show.
 type jobSearch struct {
 	id, kind, repository, status string

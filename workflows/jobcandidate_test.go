@@ -273,18 +273,6 @@ func TestJobSearchAttributes(t *testing.T) {
 	}
 }
 
-// TestJobSearchAttributesAtStart: what StartJob sets before the first
-// upsert; the pull request is left out until there is one.
-func TestJobSearchAttributesAtStart(t *testing.T) {
-	sa := JobSearchAttributes(jobs.Record{ID: "j1", Kind: jobs.Improve, Repository: "o/r", Status: jobs.Preparing})
-	if v, _ := sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(SearchAttributeJobStatus)); v != "preparing" || sa.Size() != 4 {
-		t.Errorf("%d attributes, status %q", sa.Size(), v)
-	}
-	if _, ok := sa.GetInt64(temporal.NewSearchAttributeKeyInt64(SearchAttributePullRequest)); ok {
-		t.Error("a job with no pull request has AxlrPullRequest")
-	}
-}
-
 // TestJobOriginGone: an origin session whose workflow is gone does not
 // stop the job.
 func TestJobOriginGone(t *testing.T) {

@@ -98,7 +98,10 @@ func (c *Client) Job(ctx context.Context, id string) (jobs.Record, error) {
 	return jobs.Find(all, id)
 }
 
-// StartJob starts an admitted job's workflow on this host. A retried start
+// StartJob starts an admitted job's workflow on this host; the workflow
+// sets its search attributes itself (an attribute the namespace has just
+// registered may not be known to the frontend yet, and a start with it
+// would be refused). A retried start
 // attaches to the job's workflow instead of starting a second one.
 func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 	if in.Host == "" {
@@ -108,7 +111,6 @@ func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 		ID:                       workflows.JobWorkflowID(in.Record.ID),
 		TaskQueue:                c.taskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes:    workflows.JobSearchAttributes(in.Record),
 	}, workflows.JobWorkflow, in)
 	if err != nil {
 		return c.refused(err)

@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			Logger:           log,
 			DynamicConfig:    o.DynamicConfig,
 			Synchronous:      strings.ToUpper(o.SQLiteSync),
-			SearchAttributes: map[string]enumspb.IndexedValueType{workflows.SearchAttributeSessions: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+			SearchAttributes: searchAttributes,
 		})
 		if err != nil {
 			return fmt.Errorf("embedded temporal server: %w", err)
