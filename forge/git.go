@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -311,15 +312,10 @@ func (r *Repo) Push(ctx context.Context, branch string, auth GitAuth) error {
 	if branch == "" || name.Validate() != nil {
 		return fmt.Errorf("push: %q is not a valid branch name", branch)
 	}
-	remote, err := r.repo.Remote(git.DefaultRemoteName)
+	remote, url, err := r.origin()
 	if err != nil {
-		return fmt.Errorf("push %s: remote %q: %w", branch, git.DefaultRemoteName, err)
+		return fmt.Errorf("push %s: %w", branch, err)
 	}
-	urls := remote.Config().URLs
-	if len(urls) == 0 {
-		return fmt.Errorf("push %s: remote %q has no URL", branch, git.DefaultRemoteName)
-	}
-	url := urls[0]
 	spec := config.RefSpec(name.String() + ":" + name.String())
 	err = remote.PushContext(ctx, &git.PushOptions{
 		RemoteName: git.DefaultRemoteName,
@@ -341,6 +337,237 @@ func (r *Repo) Push(ctx context.Context, branch string, auth GitAuth) error {
 		return fmt.Errorf("push %s: record its upstream: %w", branch, err)
 	}
 	return nil
+}
+
+// ErrBranchMoved is what each refusal of Sync matches with errors.Is: the
+// job's branch moved on the forge in a way the clone does not follow by
+// itself. Fetching again finds the same.
+var ErrBranchMoved = errors.New("the branch moved on the forge")
+
+// BranchConflictError is Sync's refusal when the forge updated the branch
+// (GitHub's update-branch merges the base into it) with changes to files
+// the worktree changes too. Files lists the worktree's paths, sorted.
+type BranchConflictError struct {
+	Branch string
+	Files  []string
+}
+
+func (e *BranchConflictError) Error() string {
+	return fmt.Sprintf("the branch %s was updated on the forge with changes to files this round changes too: %s",
+		e.Branch, strings.Join(e.Files, ", "))
+}
+
+// Is makes a BranchConflictError match ErrBranchMoved.
+func (e *BranchConflictError) Is(target error) bool { return target == ErrBranchMoved }
+
+// BranchDivergedError is Sync's refusal when the forge's branch neither
+// descends from the clone's HEAD nor is behind it: it was force-pushed, or
+// pushed to after the clone committed.
+type BranchDivergedError struct {
+	Branch string
+	// Local is the clone's HEAD, Remote the head of the forge's branch.
+	Local, Remote string
+}
+
+func (e *BranchDivergedError) Error() string {
+	return fmt.Sprintf("the branch %s on the forge is at %s, which does not descend from the clone's HEAD %s "+
+		"(it was force-pushed, or pushed to after the clone committed); the job does not overwrite it",
+		e.Branch, shortSHA(e.Remote), shortSHA(e.Local))
+}
+
+// Is makes a BranchDivergedError match ErrBranchMoved.
+func (e *BranchDivergedError) Is(target error) bool { return target == ErrBranchMoved }
+
+// Sync brings the clone to origin's branch when the forge moved it on, as
+// GitHub does when it updates a pull request's branch with a merge of its
+// base, and keeps the worktree's uncommitted changes. It fetches the
+// branch into refs/remotes/origin/<branch> and returns the HEAD it leaves:
+//
+//   - the forge has no such branch yet, or has it at HEAD or at an
+//     ancestor of HEAD (a commit not pushed yet): nothing changes;
+//   - the forge's head descends from HEAD: the branch is pointed at it and
+//     checked out, the files that differ between the two commits are
+//     written from it, and the worktree's own changes stay on top,
+//     uncommitted. When one of those files is one the worktree changes
+//     (or lies under or above one), it returns a *BranchConflictError
+//     naming them and changes nothing;
+//   - otherwise it returns a *BranchDivergedError.
+//
+// Both refusals match ErrBranchMoved. Sync never merges: go-git has no
+// merge, and a job does not resolve conflicts behind the person's back.
+func (r *Repo) Sync(ctx context.Context, branch string, auth GitAuth) (string, error) {
+	name := plumbing.NewBranchReferenceName(branch)
+	if branch == "" || name.Validate() != nil {
+		return "", fmt.Errorf("sync: %q is not a valid branch name", branch)
+	}
+	remote, url, err := r.origin()
+	if err != nil {
+		return "", fmt.Errorf("sync %s: %w", branch, err)
+	}
+	head, err := r.repo.Head()
+	if err != nil {
+		return "", fmt.Errorf("sync %s: read HEAD: %w", branch, err)
+	}
+	tracking := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch)
+	err = remote.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec("+" + name.String() + ":" + tracking.String())},
+		Auth:       auth.method(url),
+	})
+	switch {
+	case errors.Is(err, git.NoMatchingRefSpecError{}):
+		return head.Hash().String(), nil
+	case err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate):
+		return "", auth.scrub(fmt.Errorf("sync %s: fetch it from %s: %w", branch, displayRemote(url), err))
+	}
+	ref, err := r.repo.Storer.Reference(tracking)
+	if err != nil {
+		return "", fmt.Errorf("sync %s: read %s: %w", branch, tracking, err)
+	}
+	to := ref.Hash()
+	if to == head.Hash() {
+		return to.String(), nil
+	}
+	local, err := r.repo.CommitObject(head.Hash())
+	if err != nil {
+		return "", fmt.Errorf("sync %s: read HEAD's commit %s: %w", branch, head.Hash(), err)
+	}
+	forged, err := r.repo.CommitObject(to)
+	if err != nil {
+		return "", fmt.Errorf("sync %s: read the forge's commit %s: %w", branch, to, err)
+	}
+	// The usual case first: HEAD is a parent of the forge's merge, found at
+	// once, where the other test walks HEAD's whole history.
+	ahead, err := local.IsAncestor(forged)
+	if err != nil {
+		return "", fmt.Errorf("sync %s: walk the history of %s: %w", branch, to, err)
+	}
+	if !ahead {
+		behind, err := forged.IsAncestor(local)
+		if err != nil {
+			return "", fmt.Errorf("sync %s: walk the history of %s: %w", branch, head.Hash(), err)
+		}
+		if behind {
+			return head.Hash().String(), nil
+		}
+		return "", &BranchDivergedError{Branch: branch, Local: head.Hash().String(), Remote: to.String()}
+	}
+	moved, err := changedBetween(ctx, local, forged)
+	if err != nil {
+		return "", fmt.Errorf("sync %s: %w", branch, err)
+	}
+	dirty, err := r.Dirty()
+	if err != nil {
+		return "", fmt.Errorf("sync %s: %w", branch, err)
+	}
+	if clash := overlapping(dirty, moved); len(clash) > 0 {
+		return "", &BranchConflictError{Branch: branch, Files: clash}
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(name, to)); err != nil {
+		return "", fmt.Errorf("sync %s: move the branch to %s: %w", branch, to, err)
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, name)); err != nil {
+		return "", fmt.Errorf("sync %s: check out the branch: %w", branch, err)
+	}
+	wt, err := r.worktree()
+	if err != nil {
+		return "", err
+	}
+	// Only the files the forge changed are reset, in the index and the
+	// worktree; a hard reset of the whole tree would delete the untracked
+	// files, the marker among them.
+	opts := &git.ResetOptions{Commit: to, Mode: git.SoftReset}
+	if len(moved) > 0 {
+		opts.Mode, opts.Files = git.HardReset, moved
+	}
+	if err := wt.Reset(opts); err != nil {
+		return "", fmt.Errorf("sync %s: check out %s: %w", branch, to, err)
+	}
+	return to.String(), nil
+}
+
+// Branch returns the branch HEAD is on, such as the job's branch after
+// Commit; a detached HEAD is an error.
+func (r *Repo) Branch() (string, error) {
+	ref, err := r.repo.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", fmt.Errorf("read HEAD of %s: %w", r.dir, err)
+	}
+	if ref.Type() != plumbing.SymbolicReference || !ref.Target().IsBranch() {
+		return "", fmt.Errorf("HEAD of %s is not on a branch", r.dir)
+	}
+	return ref.Target().Short(), nil
+}
+
+// changedBetween lists the paths whose file differs between the trees of
+// two commits: added, removed, or changed in content or mode.
+func changedBetween(ctx context.Context, from, to *object.Commit) ([]string, error) {
+	a, err := from.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read the tree of %s: %w", from.Hash, err)
+	}
+	b, err := to.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read the tree of %s: %w", to.Hash, err)
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, a, b, &object.DiffTreeOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("compare %s with %s: %w", from.Hash, to.Hash, err)
+	}
+	paths := make([]string, 0, len(changes))
+	for _, c := range changes {
+		if c.From.Name != "" {
+			paths = append(paths, c.From.Name)
+		}
+		if c.To.Name != "" && c.To.Name != c.From.Name {
+			paths = append(paths, c.To.Name)
+		}
+	}
+	return paths, nil
+}
+
+// overlapping returns, sorted, the paths of mine that are one of theirs or
+// a directory above or a file under one of theirs.
+func overlapping(mine, theirs []string) []string {
+	set := make(map[string]bool, len(theirs))
+	for _, p := range theirs {
+		set[p] = true
+	}
+	var out []string
+	for _, p := range mine {
+		if clashes(p, set, theirs) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func clashes(p string, set map[string]bool, theirs []string) bool {
+	for d := p; d != "." && d != "/"; d = path.Dir(d) {
+		if set[d] {
+			return true
+		}
+	}
+	for _, q := range theirs {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// origin returns the clone's origin remote and its first URL.
+func (r *Repo) origin() (*git.Remote, string, error) {
+	remote, err := r.repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		return nil, "", fmt.Errorf("remote %q: %w", git.DefaultRemoteName, err)
+	}
+	urls := remote.Config().URLs
+	if len(urls) == 0 {
+		return nil, "", fmt.Errorf("remote %q has no URL", git.DefaultRemoteName)
+	}
+	return remote, urls[0], nil
 }
 
 // worktree returns the clone's worktree with the marker excluded, so that

@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -642,5 +643,251 @@ func TestGitDisplayRemote(t *testing.T) {
 		if got := displayRemote(in); got != want {
 			t.Errorf("displayRemote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// gitAs is runGit for a command that commits, signed by the forge.
+func gitAs(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return runGit(t, dir, append([]string{"-c", "user.name=GitHub", "-c", "user.email=noreply@github.com"}, args...)...)
+}
+
+// updateBranch does to origin what GitHub's update-branch does after base
+// moved on with changes: it commits changes on base ("" removes a file)
+// and merges base into branch, and returns the merge commit.
+func updateBranch(t *testing.T, origin, base, branch string, changes map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "forge")
+	runGit(t, ".", "clone", "--quiet", origin, dir)
+	writeTree(t, dir, changes)
+	runGit(t, dir, "add", "-A")
+	gitAs(t, dir, "commit", "--quiet", "-m", "base moves on")
+	runGit(t, dir, "push", "--quiet", "origin", base)
+	runGit(t, dir, "checkout", "--quiet", branch)
+	gitAs(t, dir, "merge", "--quiet", "--no-ff", "-m", "Merge branch '"+base+"' into "+branch, base)
+	runGit(t, dir, "push", "--quiet", "origin", branch)
+	return strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+}
+
+// proposedClone is a job's clone after its first round: branch committed
+// on the seed and pushed.
+func proposedClone(t *testing.T, origin, branch string) (*Repo, string) {
+	t.Helper()
+	r, err := Clone(context.Background(), origin, filepath.Join(t.TempDir(), "c"), GitAuth{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarker(r.Dir(), testMarker(KindRepair)); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, r.Dir(), map[string]string{"pkg/a.go": "package pkg\n\n// Round one.\n"})
+	sha, err := r.Commit(branch, repairMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(context.Background(), branch, GitAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	return r, sha
+}
+
+// readTree returns the files under dir, .git left out.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSyncFollowsAnUpdatedBranch: after the forge merged its base into the
+// job's branch, a round's uncommitted changes (a change, a deletion, a new
+// file) land on top of the merge, the base's changes are in the worktree,
+// ignored files and the marker are kept, and the round's commit pushes
+// without force. A round that changes a file the update changed too (or a
+// path above or below one) is refused, naming the files, and the clone is
+// left as it was.
+func TestSyncFollowsAnUpdatedBranch(t *testing.T) {
+	const branch = "repair/20261016-0930-hello"
+	forgeChanges := map[string]string{"pkg/b.go": "package pkg\n\nconst B = 2\n", "docs/guide.txt": "", "new/added.go": "package added\n"}
+	tests := []struct {
+		name  string
+		round map[string]string
+		clash []string
+	}{
+		{name: "other files", round: map[string]string{"README.md": "hello, round two\n", "go.mod": "", "z.txt": "z\n", "trace.log": "ignored\n"}},
+		{name: "the same file", round: map[string]string{"pkg/b.go": "package pkg\n\nconst B = 3\n"}, clash: []string{"pkg/b.go"}},
+		{name: "a file the forge deleted", round: map[string]string{"docs/guide.txt": "guide, repaired\n"}, clash: []string{"docs/guide.txt"}},
+		{name: "a file the forge added", round: map[string]string{"new/added.go": "package mine\n"}, clash: []string{"new/added.go"}},
+		{name: "a file where the forge made a directory", round: map[string]string{"new": "a file\n"}, clash: []string{"new"}},
+		{name: "several", round: map[string]string{"README.md": "x\n", "pkg/b.go": "", "docs/guide.txt": "y\n"}, clash: []string{"docs/guide.txt", "pkg/b.go"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			origin, _ := testOrigin(t, "main", seedFiles)
+			r, round1 := proposedClone(t, origin, branch)
+			merge := updateBranch(t, origin, "main", branch, forgeChanges)
+			writeTree(t, r.Dir(), tc.round)
+			before := readTree(t, r.Dir())
+			ctx := context.Background()
+
+			head, err := r.Sync(ctx, branch, GitAuth{})
+			if tc.clash != nil {
+				var ce *BranchConflictError
+				if !errors.As(err, &ce) || !errors.Is(err, ErrBranchMoved) || !reflect.DeepEqual(ce.Files, tc.clash) {
+					t.Fatalf("Sync = %q, %v; want a conflict on %q", head, err, tc.clash)
+				}
+				want := "the branch " + branch + " was updated on the forge with changes to files this round changes too: " + strings.Join(tc.clash, ", ")
+				if err.Error() != want {
+					t.Errorf("message %q, want %q", err, want)
+				}
+				if h, _ := r.Head(); h != round1 {
+					t.Errorf("a refused sync moved HEAD to %s", h)
+				}
+				if after := readTree(t, r.Dir()); !reflect.DeepEqual(after, before) {
+					t.Errorf("a refused sync changed the worktree:\n%v\nwas\n%v", after, before)
+				}
+				return
+			}
+			if err != nil || head != merge {
+				t.Fatalf("Sync = %q, %v; want the forge's merge %s", head, err, merge)
+			}
+			if h, _ := r.Head(); h != merge {
+				t.Errorf("Head() = %s, want %s", h, merge)
+			}
+			if b, err := r.Branch(); err != nil || b != branch {
+				t.Errorf("Branch() = %q, %v", b, err)
+			}
+			want := maps.Clone(before)
+			for p, content := range forgeChanges {
+				if content == "" {
+					delete(want, p)
+				} else {
+					want[p] = content
+				}
+			}
+			if got := readTree(t, r.Dir()); !reflect.DeepEqual(got, want) {
+				t.Errorf("worktree after the sync:\n%v\nwant\n%v", got, want)
+			}
+			if got, want := porcelainPaths(t, r.Dir()), []string{"README.md", "go.mod", "z.txt"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("git status after the sync lists %q, want the round's %q", got, want)
+			}
+			if again, err := r.Sync(ctx, branch, GitAuth{}); err != nil || again != merge {
+				t.Errorf("Sync again = %q, %v; want nothing to do at %s", again, err, merge)
+			}
+
+			sha, err := r.Commit(branch, repairMessage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runGit(t, r.Dir(), "rev-parse", "HEAD^"); got != merge+"\n" {
+				t.Errorf("round two's parent = %q, want the merge %s", got, merge)
+			}
+			if got := runGit(t, r.Dir(), "show", "--name-status", "--format=", "HEAD"); got != "M\tREADME.md\nD\tgo.mod\nA\tz.txt\n" {
+				t.Errorf("round two's commit changes\n%s", got)
+			}
+			if err := r.Push(ctx, branch, GitAuth{}); err != nil {
+				t.Fatalf("push round two: %v", err)
+			}
+			if got := originRef(t, origin, branch); got != sha {
+				t.Errorf("origin's %s = %s, want round two's %s", branch, got, sha)
+			}
+		})
+	}
+}
+
+// TestSyncLeavesTheClone: with nothing new on the forge — no branch yet
+// (the first round), the branch at HEAD, or behind HEAD (a commit not
+// pushed yet) — Sync returns HEAD and changes nothing.
+func TestSyncLeavesTheClone(t *testing.T) {
+	const branch = "repair/20261016-0930-hello"
+	ctx := context.Background()
+	origin, seed := testOrigin(t, "main", seedFiles)
+	r, err := Clone(ctx, origin, filepath.Join(t.TempDir(), "c"), GitAuth{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, r.Dir(), map[string]string{"README.md": "round one\n"})
+	check := func(step, want string) {
+		t.Helper()
+		before := readTree(t, r.Dir())
+		if got, err := r.Sync(ctx, branch, GitAuth{}); err != nil || got != want {
+			t.Fatalf("%s: Sync = %q, %v; want %s", step, got, err, want)
+		}
+		if h, _ := r.Head(); h != want {
+			t.Errorf("%s: HEAD moved to %s", step, h)
+		}
+		if after := readTree(t, r.Dir()); !reflect.DeepEqual(after, before) {
+			t.Errorf("%s: the worktree changed", step)
+		}
+	}
+	check("no branch on the forge", seed)
+	if b, err := r.Branch(); err != nil || b != "main" {
+		t.Errorf("Branch() = %q, %v; want main", b, err)
+	}
+
+	sha, err := r.Commit(branch, repairMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Push(ctx, branch, GitAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	check("the branch at HEAD", sha)
+
+	writeTree(t, r.Dir(), map[string]string{"README.md": "round two\n"})
+	ahead, err := r.Commit(branch, CommitMessage{Title: "Round two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the branch behind HEAD", ahead)
+
+	if _, err := r.Sync(ctx, "a..b", GitAuth{}); err == nil || !strings.Contains(err.Error(), "not a valid branch name") {
+		t.Errorf("Sync of an invalid branch name: %v", err)
+	}
+}
+
+// TestSyncRefusesARewrittenBranch: a branch force-pushed on the forge to a
+// commit that does not descend from the clone's HEAD is refused, and the
+// clone keeps its HEAD.
+func TestSyncRefusesARewrittenBranch(t *testing.T) {
+	const branch = "repair/20261016-0930-hello"
+	origin, _ := testOrigin(t, "main", seedFiles)
+	r, round1 := proposedClone(t, origin, branch)
+
+	dir := filepath.Join(t.TempDir(), "someone")
+	runGit(t, ".", "clone", "--quiet", origin, dir)
+	writeTree(t, dir, map[string]string{"README.md": "someone else's\n"})
+	runGit(t, dir, "checkout", "--quiet", "-b", branch)
+	gitAs(t, dir, "commit", "--quiet", "-am", "rewrite")
+	runGit(t, dir, "push", "--quiet", "--force", "origin", branch)
+	forced := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+
+	head, err := r.Sync(context.Background(), branch, GitAuth{})
+	var de *BranchDivergedError
+	if !errors.As(err, &de) || !errors.Is(err, ErrBranchMoved) || de.Local != round1 || de.Remote != forced {
+		t.Fatalf("Sync = %q, %v; want the branch diverged from %s to %s", head, err, round1, forced)
+	}
+	if !strings.Contains(err.Error(), "force-pushed") || !strings.Contains(err.Error(), forced[:12]) {
+		t.Errorf("message %q", err)
+	}
+	if h, _ := r.Head(); h != round1 {
+		t.Errorf("HEAD moved to %s", h)
 	}
 }
