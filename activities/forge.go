@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -21,7 +22,8 @@ import (
 // it changes: Prepare finds the clone an earlier attempt made, Propose the
 // commit, the pushed branch and the open pull request, Merge a pull request
 // already merged at the same head, BuildCandidate the binaries built for
-// the same commit, Install the executables it replaced already.
+// the same commit, Install the executables it replaced already. Clones,
+// fetches, pushes and builds heartbeat while they run.
 type Forge struct {
 	// GitHub is the repository's forge; nil when axlrd found no token, and
 	// then every GitHub call is refused with NoGitHub.
@@ -36,6 +38,20 @@ type Forge struct {
 	// Executable is axlrd's executable, which Install replaces (default
 	// os.Executable()).
 	Executable string
+	// HeartbeatEvery is how often a clone, fetch, push or build heartbeats
+	// (default 2 s), well within ForgeOptions' and CandidateOptions'
+	// heartbeat timeout.
+	HeartbeatEvery time.Duration
+}
+
+// beating runs call, heartbeating what it does every f.HeartbeatEvery
+// until it returns: a clone or a push of a big repository can outlast the
+// heartbeat timeout, and an activity that does not heartbeat is then
+// timed out and started again, over and over.
+func (f *Forge) beating(ctx context.Context, what string, call func() error) error {
+	stop := heartbeat(ctx, f.HeartbeatEvery, func() any { return what })
+	defer stop()
+	return call()
 }
 
 // github returns the forge's client, or the refusal that says why there is
@@ -77,7 +93,11 @@ func (f *Forge) Prepare(ctx context.Context, in workflows.PrepareInput) (workflo
 		return workflows.PrepareResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the jobs directory %s cannot be made: %v", in.Directory, err), workflows.ErrTypeBadRequest, err)
 	}
-	r, err := forge.Clone(ctx, in.Remote, dir, f.Git)
+	var r *forge.Repo
+	err := f.beating(ctx, "clone "+in.Repository, func() (err error) {
+		r, err = forge.Clone(ctx, in.Remote, dir, f.Git)
+		return err
+	})
 	if err != nil {
 		return workflows.PrepareResult{}, fmt.Errorf("clone %s: %w", in.Repository, err)
 	}
@@ -114,6 +134,11 @@ func (f *Forge) Issue(ctx context.Context, in workflows.IssueInput) (forge.Issue
 
 // Propose commits the clone's changes on the job's branch (once), pushes
 // the branch (never forced) and finds its open pull request or opens it.
+// A branch the forge moved on since the last round (GitHub's update of a
+// branch behind its base) is fetched first and the round's changes are
+// committed on top of it; one the clone cannot follow (the update changed
+// a file the round changes too, or the branch was force-pushed) is a
+// final ErrTypeForgeRefused that says so, and nothing is committed.
 func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflows.ProposeResult, error) {
 	gh, err := f.github()
 	if err != nil {
@@ -123,6 +148,12 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 	if err != nil {
 		return workflows.ProposeResult{}, err
 	}
+	if err := f.beating(ctx, "fetch "+in.Branch, func() error {
+		_, err := r.Sync(ctx, in.Branch, f.Git)
+		return err
+	}); err != nil {
+		return workflows.ProposeResult{}, branchError(err)
+	}
 	sha, err := r.Commit(in.Branch, in.Commit)
 	if errors.Is(err, forge.ErrNothingChanged) {
 		return workflows.ProposeResult{NothingChanged: true}, nil
@@ -130,7 +161,7 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 	if err != nil {
 		return workflows.ProposeResult{}, fmt.Errorf("commit on %s: %w", in.Branch, err)
 	}
-	if err := r.Push(ctx, in.Branch, f.Git); err != nil {
+	if err := f.beating(ctx, "push "+in.Branch, func() error { return r.Push(ctx, in.Branch, f.Git) }); err != nil {
 		return workflows.ProposeResult{}, fmt.Errorf("push %s: %w", in.Branch, err)
 	}
 	res := workflows.ProposeResult{HeadSHA: sha}
@@ -239,10 +270,24 @@ func forgeError(err error) error {
 	return err
 }
 
+// branchError makes an error of forge.Repo.Sync an activity error: a
+// branch the clone cannot follow is final, with Sync's words; a forge
+// that did not answer the fetch is retried.
+func branchError(err error) error {
+	if errors.Is(err, forge.ErrBranchMoved) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
+	}
+	return err
+}
+
 // BuildCandidate builds the job's candidate from its clone's HEAD into
-// <clone>.bin, heartbeating while go build runs. A candidate built there
-// already for that commit is returned as it is; a clone with nothing to
-// build, or whose build fails, is the result's.
+// <clone>.bin, heartbeating while go build runs. When HeadSHA is set and
+// the clone is not there, the clone's branch is fetched first, since the
+// forge may have moved it on since the last push (an update of the branch
+// behind its base); a clone that still is not at HeadSHA after that is a
+// final ErrTypeForgeRefused, not a candidate of another commit. A
+// candidate built there already for that commit is returned as it is; a
+// clone with nothing to build, or whose build fails, is the result's.
 func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateInput) (workflows.BuildCandidateResult, error) {
 	if in.Job == "" || in.Clone == "" {
 		return workflows.BuildCandidateResult{}, temporal.NewNonRetryableApplicationError(
@@ -257,14 +302,22 @@ func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateI
 	if err != nil {
 		return workflows.BuildCandidateResult{}, fmt.Errorf("build the candidate of job %s: %w", in.Job, err)
 	}
+	if in.HeadSHA != "" && head != in.HeadSHA {
+		if err := f.follow(ctx, r, in); err != nil {
+			return workflows.BuildCandidateResult{}, err
+		}
+		head = in.HeadSHA
+	}
 	version := workflows.CandidateVersion(in.Job, head)
 	env := f.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	stop := heartbeat(ctx, 0, func() any { return version })
-	c, err := forge.BuildCandidate(ctx, in.Clone, in.Clone+".bin", version, env)
-	stop()
+	var c forge.Candidate
+	err = f.beating(ctx, "build "+version, func() (err error) {
+		c, err = forge.BuildCandidate(ctx, in.Clone, in.Clone+".bin", version, env)
+		return err
+	})
 	var be *forge.BuildError
 	switch {
 	case errors.Is(err, forge.ErrNothingToBuild):
@@ -280,6 +333,34 @@ func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateI
 			fmt.Sprintf("build the candidate of job %s: %v", in.Job, err), workflows.ErrTypeBadRequest, err)
 	}
 	return workflows.BuildCandidateResult{Path: c.Dir, Version: c.Version, Commit: c.Commit, Binaries: c.Binaries}, nil
+}
+
+// follow brings the clone to the pull request's head in.HeadSHA by
+// fetching the branch its HEAD is on, the job's since Propose.
+func (f *Forge) follow(ctx context.Context, r *forge.Repo, in workflows.BuildCandidateInput) error {
+	refuse := func(format string, args ...any) error {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("build the candidate of job %s: "+format, append([]any{in.Job}, args...)...), workflows.ErrTypeForgeRefused, nil)
+	}
+	branch, err := r.Branch()
+	if err != nil {
+		return refuse("its clone is not on the pull request's branch, so it cannot be brought to the head %s: %v", in.HeadSHA, err)
+	}
+	var head string
+	err = f.beating(ctx, "fetch "+branch, func() (err error) {
+		head, err = r.Sync(ctx, branch, f.Git)
+		return err
+	})
+	switch {
+	case errors.Is(err, forge.ErrBranchMoved):
+		return refuse("%v", err)
+	case err != nil:
+		return fmt.Errorf("build the candidate of job %s: %w", in.Job, err)
+	case head != in.HeadSHA:
+		return refuse("its clone's branch %s is at %s after fetching it from the forge, not at the pull request's head %s; "+
+			"a candidate is built only from the head the merge decision names", branch, head, in.HeadSHA)
+	}
+	return nil
 }
 
 // The executables a candidate holds.

@@ -3,11 +3,14 @@ package activities
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -122,14 +126,7 @@ func TestForgeActivities(t *testing.T) {
 func sourceModule(t *testing.T, commands map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "origin")
-	files := map[string]string{
-		"go.mod":                        "module example.com/fakeaxlr\n\ngo 1.26\n",
-		"internal/buildinfo/version.go": "package buildinfo\n\nvar Version = \"dev\"\n",
-	}
-	for cmd, src := range commands {
-		files["cmd/"+cmd+"/main.go"] = src
-	}
-	for name, content := range files {
+	for name, content := range moduleFiles(commands) {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -153,6 +150,18 @@ func sourceModule(t *testing.T, commands map[string]string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// moduleFiles are the files of sourceModule.
+func moduleFiles(commands map[string]string) map[string]string {
+	files := map[string]string{
+		"go.mod":                        "module example.com/fakeaxlr\n\ngo 1.26\n",
+		"internal/buildinfo/version.go": "package buildinfo\n\nvar Version = \"dev\"\n",
+	}
+	for cmd, src := range commands {
+		files["cmd/"+cmd+"/main.go"] = src
+	}
+	return files
 }
 
 func printsVersion(name string) string {
@@ -493,5 +502,245 @@ func checkUnwritable(t *testing.T, w *installWorld) {
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeInstallRefused || !strings.Contains(err.Error(), "cannot be written") || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("Install into an unwritable directory: %v", err)
+	}
+}
+
+// updatedJob is a job whose first round is proposed on the GitHub fake,
+// after which the forge committed on the base and updated the job's
+// branch with it, as the job's watch asks when the branch is behind.
+type updatedJob struct {
+	repo  *githubtest.Repository
+	f     *Forge
+	prep  workflows.PrepareResult
+	in    workflows.ProposeInput
+	first workflows.ProposeResult
+	// merge is the update's merge commit, the pull request's head.
+	merge string
+	calls func() githubtest.Calls
+}
+
+func newUpdatedJob(t *testing.T, files, round1, base map[string]string) *updatedJob {
+	t.Helper()
+	s, err := githubtest.Start(githubtest.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	repo, err := s.CreateRepository("underpass-ai/app", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, err := forge.NewGitHub(forge.Options{APIURL: s.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &updatedJob{repo: repo, f: &Forge{GitHub: gh}, calls: s.Calls}
+	ctx := context.Background()
+	const job = "20261201-1200-parse-fails"
+	j.prep, err = j.f.Prepare(ctx, workflows.PrepareInput{Job: job, Kind: "repair", Repository: "underpass-ai/app", Remote: repo.Path(),
+		Directory: t.TempDir(), Brief: "Parse fails", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.in = workflows.ProposeInput{Clone: j.prep.Clone, Repository: "underpass-ai/app", Branch: "repair/" + job, Base: j.prep.Base,
+		Commit: forge.CommitMessage{Title: "Repair: Parse handles empty input", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
+		Title:  "Repair: Parse handles empty input"}
+	writeFiles(t, j.prep.Clone, round1)
+	if j.first, err = j.f.Propose(ctx, j.in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit("main", "base moves on", base); err != nil {
+		t.Fatal(err)
+	}
+	up, err := j.f.UpdateBranch(ctx, workflows.UpdateBranchInput{Repository: "underpass-ai/app", Number: j.first.PullRequest, ExpectedHeadSHA: j.first.HeadSHA})
+	if err != nil || up.Stale {
+		t.Fatalf("update the branch: %+v, %v", up, err)
+	}
+	read, err := j.f.Read(ctx, workflows.ReadInput{Repository: "underpass-ai/app", Number: j.first.PullRequest})
+	if err != nil || read.PullRequest.HeadSHA == j.first.HeadSHA {
+		t.Fatalf("read after the update: %+v, %v", read, err)
+	}
+	j.merge = read.PullRequest.HeadSHA
+	return j
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestForgeProposeAfterUpdate: the second round of a job whose branch
+// GitHub updated lands on the update's merge and pushes to the same pull
+// request; one that changes a file the update changed too is refused,
+// finally, naming the file, and the branch stays at the merge.
+func TestForgeProposeAfterUpdate(t *testing.T) {
+	tests := []struct {
+		name    string
+		round2  map[string]string
+		refused string
+	}{
+		{name: "other files", round2: map[string]string{"calc.go": "package calc\n\n// Fixed twice.\n"}},
+		{name: "a file the update changed", round2: map[string]string{"other.go": "package calc\n\n// Mine.\n"},
+			refused: "the branch repair/20261201-1200-parse-fails was updated on the forge with changes to files this round changes too: other.go"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newUpdatedJob(t, map[string]string{"calc.go": "package calc\n"},
+				map[string]string{"calc.go": "package calc\n\n// Fixed.\n"}, map[string]string{"other.go": "package calc\n\n// Other.\n"})
+			writeFiles(t, j.prep.Clone, tc.round2)
+			res, err := j.f.Propose(context.Background(), j.in)
+			if tc.refused != "" {
+				var app *temporal.ApplicationError
+				if !errors.As(err, &app) || app.Type() != workflows.ErrTypeForgeRefused || !app.NonRetryable() || app.Message() != tc.refused {
+					t.Fatalf("Propose = %+v, %v; want the final refusal %q", res, err, tc.refused)
+				}
+				if h, _ := j.repo.Head(j.in.Branch); h != j.merge {
+					t.Errorf("the branch moved to %s after a refusal, want the merge %s", h, j.merge)
+				}
+				return
+			}
+			if err != nil || res.PullRequest != j.first.PullRequest || res.Opened || res.HeadSHA == j.merge || res.HeadSHA == "" {
+				t.Fatalf("Propose round two: %+v, %v; want a new head on #%d", res, err, j.first.PullRequest)
+			}
+			if h, _ := j.repo.Head(j.in.Branch); h != res.HeadSHA {
+				t.Errorf("the forge's branch is at %s, want round two's %s", h, res.HeadSHA)
+			}
+			if parents, err := j.repo.Parents(res.HeadSHA); err != nil || !reflect.DeepEqual(parents, []string{j.merge}) {
+				t.Errorf("round two's parents %v, %v; want the merge %s", parents, err, j.merge)
+			}
+			files, err := j.repo.Files(res.HeadSHA)
+			want := map[string]string{"calc.go": "package calc\n\n// Fixed twice.\n", "other.go": "package calc\n\n// Other.\n"}
+			if err != nil || !reflect.DeepEqual(files, want) {
+				t.Errorf("round two holds %v, %v; want %v", files, err, want)
+			}
+			if c := j.calls(); c.PullRequestsOpened != 1 || c.BranchUpdates != 1 {
+				t.Errorf("forge calls %+v: want one pull request and one update", c)
+			}
+		})
+	}
+}
+
+// TestForgeBuildCandidateAfterUpdate: the candidate is built from the
+// pull request's head, the update's merge the clone did not have, not from
+// the clone's HEAD; asked for a head the branch is not at, the build is
+// refused rather than made of another commit.
+func TestForgeBuildCandidateAfterUpdate(t *testing.T) {
+	const job = "20261201-1200-parse-fails"
+	j := newUpdatedJob(t, moduleFiles(map[string]string{"axlrd": printsVersion("axlrd")}),
+		map[string]string{"cmd/axlrd/main.go": printsVersion("axlrd-repaired")}, map[string]string{"README.md": "fake axlr\n"})
+	res, err := runCandidate(t, j.f, workflows.BuildCandidateInput{Job: job, Clone: j.prep.Clone, HeadSHA: j.merge})
+	version := workflows.CandidateVersion(job, j.merge)
+	if err != nil || res.Commit != j.merge || res.Version != version || len(res.Binaries) != 1 {
+		t.Fatalf("BuildCandidate = %+v, %v; want the merge %s as %s", res, err, j.merge, version)
+	}
+	if out, err := exec.Command(res.Binaries[0]).Output(); err != nil || string(out) != "axlrd-repaired "+version+"\n" {
+		t.Errorf("the candidate prints %q, %v", out, err)
+	}
+	r, err := forge.Open(j.prep.Clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := r.Head(); h != j.merge {
+		t.Errorf("the clone is at %s, want the merge %s", h, j.merge)
+	}
+	if _, err := os.Stat(filepath.Join(j.prep.Clone, "README.md")); err != nil {
+		t.Errorf("the update's file is not in the clone: %v", err)
+	}
+
+	_, err = runCandidate(t, j.f, workflows.BuildCandidateInput{Job: job, Clone: j.prep.Clone, HeadSHA: j.first.HeadSHA})
+	var app *temporal.ApplicationError
+	want := "its clone's branch " + j.in.Branch + " is at " + j.merge + " after fetching it from the forge, not at the pull request's head " + j.first.HeadSHA
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeForgeRefused || !app.NonRetryable() || !strings.Contains(app.Message(), want) {
+		t.Fatalf("BuildCandidate of a head the branch is not at: %v; want a final refusal with %q", err, want)
+	}
+}
+
+// TestForgeHeartbeats: a clone, and a round's fetch, that wait on a
+// remote heartbeat while they wait, naming what they do; the remote
+// answers (an error) only once it has heard a heartbeat.
+func TestForgeHeartbeats(t *testing.T) {
+	const job = "20261201-1200-parse-fails"
+	tests := []struct {
+		name     string
+		activity string
+		input    func(t *testing.T, f *Forge, remote string) any
+		want     string
+	}{
+		{name: "clone", activity: workflows.ActivityForgePrepare, want: "clone underpass-ai/app",
+			input: func(t *testing.T, _ *Forge, remote string) any {
+				return workflows.PrepareInput{Job: job, Kind: "repair", Repository: "underpass-ai/app", Remote: remote, Directory: t.TempDir(),
+					Brief: "Parse fails", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			}},
+		{name: "fetch", activity: workflows.ActivityForgePropose, want: "fetch repair/" + job,
+			input: func(t *testing.T, f *Forge, remote string) any {
+				p := prepareClone(t, f, job, sourceModule(t, nil))
+				g, err := git.PlainOpen(p.Clone)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg, err := g.Config()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Remotes["origin"].URLs = []string{remote}
+				if err := g.SetConfig(cfg); err != nil {
+					t.Fatal(err)
+				}
+				return workflows.ProposeInput{Clone: p.Clone, Repository: "underpass-ai/app", Branch: "repair/" + job, Base: p.Base,
+					Commit: forge.CommitMessage{Title: "Repair"}, Title: "Repair"}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			heard := make(chan struct{})
+			var once sync.Once
+			stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				select {
+				case <-heard:
+				case <-req.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+				http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			}))
+			defer stall.Close()
+			gh, err := forge.NewGitHub(forge.Options{APIURL: stall.URL + "/", Token: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &Forge{GitHub: gh, HeartbeatEvery: 10 * time.Millisecond}
+			in := tc.input(t, f, stall.URL+"/underpass-ai/app.git")
+
+			var mu sync.Mutex
+			var details []string
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			env.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: "forge."})
+			env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+				var what string
+				if err := d.Get(&what); err != nil {
+					t.Errorf("heartbeat details: %v", err)
+				}
+				mu.Lock()
+				details = append(details, what)
+				mu.Unlock()
+				once.Do(func() { close(heard) })
+			})
+			if _, err := env.ExecuteActivity(tc.activity, in); err == nil || !strings.Contains(err.Error(), "status code: 503") {
+				t.Errorf("%s against a remote that fails: %v", tc.activity, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(details) == 0 || details[0] != tc.want {
+				t.Errorf("heartbeats %q, want %q", details, tc.want)
+			}
+		})
 	}
 }
