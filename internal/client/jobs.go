@@ -98,11 +98,11 @@ func (c *Client) Job(ctx context.Context, id string) (jobs.Record, error) {
 	return jobs.Find(all, id)
 }
 
-// StartJob starts an admitted job's workflow on this host; the workflow
-// sets its search attributes itself (an attribute the namespace has just
-// registered may not be known to the frontend yet, and a start with it
-// would be refused). A retried start
-// attaches to the job's workflow instead of starting a second one.
+// StartJob starts an admitted job's workflow on this host. A retried
+// start attaches to the job's workflow instead of starting a second one.
+// The workflow sets its search attributes itself: an attribute the
+// namespace has just registered may not be known to the frontend yet, and
+// a start that carried it would be refused.
 func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 	if in.Host == "" {
 		in.Host = c.hostID

@@ -10,6 +10,7 @@ import (
 
 	"github.com/underpass-ai/axlr/forge/githubtest"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // jobLines decodes a job watch's --json output: the first line's job, the
@@ -86,6 +87,7 @@ func TestRepairFromTheCommandLine(t *testing.T) {
 	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
 		t.Fatalf("forge calls %+v", calls)
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(id), "job_repair_cli")
 	for range 50 {
 		r = e.tui(ctx, "jobs")
 		if strings.Contains(r.stdout, id) && strings.Contains(r.stdout, "completed") {
@@ -137,9 +139,10 @@ func TestImproveFromTheCommandLine(t *testing.T) {
 		t.Fatalf("forge calls %+v", calls)
 	}
 	pulls := repo.PullRequests()
-	if len(pulls) != 1 || !strings.HasPrefix(pulls[0].Title, "Improve: ") {
+	if len(pulls) != 1 || pulls[0].Title != "Improve: Parse returns ErrSyntax for empty input" || !strings.Contains(pulls[0].Body, "## Criteria\n\nDouble(n) returns 2n") {
 		t.Fatalf("pull requests %+v", pulls)
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(id), "job_improve_declined")
 }
 
 // TestRecoverFromTheCommandLine interrupts a repair while its check
@@ -196,6 +199,7 @@ func TestRecoverFromTheCommandLine(t *testing.T) {
 	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
 		t.Fatalf("forge calls %+v", calls)
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(id), "job_recovered")
 }
 
 // TestRepairRedRound: the pull request's first head fails its checks; the
@@ -246,4 +250,5 @@ func TestRepairRedRound(t *testing.T) {
 	if len(heads) != 2 {
 		t.Fatalf("the pull request had %d heads, want 2", len(heads))
 	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(first.ID), "job_red_round")
 }
