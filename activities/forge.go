@@ -138,7 +138,7 @@ func (f *Forge) Issue(ctx context.Context, in workflows.IssueInput) (forge.Issue
 // branch behind its base) is fetched first and the round's changes are
 // committed on top of it; one the clone cannot follow (the update changed
 // a file the round changes too, or the branch was force-pushed) is a
-// final ErrTypeForgeRefused that says so, and nothing is committed.
+// final ErrTypeBranchMoved that says so, and nothing is committed.
 func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflows.ProposeResult, error) {
 	gh, err := f.github()
 	if err != nil {
@@ -275,7 +275,7 @@ func forgeError(err error) error {
 // that did not answer the fetch is retried.
 func branchError(err error) error {
 	if errors.Is(err, forge.ErrBranchMoved) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeBranchMoved, err)
 	}
 	return err
 }
@@ -285,7 +285,7 @@ func branchError(err error) error {
 // the clone is not there, the clone's branch is fetched first, since the
 // forge may have moved it on since the last push (an update of the branch
 // behind its base); a clone that still is not at HeadSHA after that is a
-// final ErrTypeForgeRefused, not a candidate of another commit. A
+// final ErrTypeBranchMoved, not a candidate of another commit. A
 // candidate built there already for that commit is returned as it is; a
 // clone with nothing to build, or whose build fails, is the result's.
 func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateInput) (workflows.BuildCandidateResult, error) {
@@ -340,7 +340,7 @@ func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateI
 func (f *Forge) follow(ctx context.Context, r *forge.Repo, in workflows.BuildCandidateInput) error {
 	refuse := func(format string, args ...any) error {
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("build the candidate of job %s: "+format, append([]any{in.Job}, args...)...), workflows.ErrTypeForgeRefused, nil)
+			fmt.Sprintf("build the candidate of job %s: "+format, append([]any{in.Job}, args...)...), workflows.ErrTypeBranchMoved, nil)
 	}
 	branch, err := r.Branch()
 	if err != nil {

@@ -599,7 +599,7 @@ func TestForgeProposeAfterUpdate(t *testing.T) {
 			res, err := j.f.Propose(context.Background(), j.in)
 			if tc.refused != "" {
 				var app *temporal.ApplicationError
-				if !errors.As(err, &app) || app.Type() != workflows.ErrTypeForgeRefused || !app.NonRetryable() || app.Message() != tc.refused {
+				if !errors.As(err, &app) || app.Type() != workflows.ErrTypeBranchMoved || !app.NonRetryable() || app.Message() != tc.refused {
 					t.Fatalf("Propose = %+v, %v; want the final refusal %q", res, err, tc.refused)
 				}
 				if h, _ := j.repo.Head(j.in.Branch); h != j.merge {
@@ -658,7 +658,7 @@ func TestForgeBuildCandidateAfterUpdate(t *testing.T) {
 	_, err = runCandidate(t, j.f, workflows.BuildCandidateInput{Job: job, Clone: j.prep.Clone, HeadSHA: j.first.HeadSHA})
 	var app *temporal.ApplicationError
 	want := "its clone's branch " + j.in.Branch + " is at " + j.merge + " after fetching it from the forge, not at the pull request's head " + j.first.HeadSHA
-	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeForgeRefused || !app.NonRetryable() || !strings.Contains(app.Message(), want) {
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeBranchMoved || !app.NonRetryable() || !strings.Contains(app.Message(), want) {
 		t.Fatalf("BuildCandidate of a head the branch is not at: %v; want a final refusal with %q", err, want)
 	}
 }

@@ -36,6 +36,13 @@ const (
 // stale head, a protection rule, a request GitHub refuses).
 const ErrTypeForgeRefused = "ForgeRefused"
 
+// ErrTypeBranchMoved is a job's branch that moved on the forge in a way
+// its clone cannot follow (an update changed files the round changes too,
+// or the branch was force-pushed, or the clone is not at the pull
+// request's head): a retry finds the same, and the job ends BLOCKED with
+// the reason.
+const ErrTypeBranchMoved = "BranchMoved"
+
 // ErrTypeInstallRefused is an install that cannot be done as asked (no
 // candidate, a job not merged, a backup that exists, a directory that
 // cannot be written): a retry cannot change it.
@@ -51,7 +58,7 @@ var ForgeOptions = workflow.ActivityOptions{
 		BackoffCoefficient:     2,
 		MaximumInterval:        time.Minute,
 		MaximumAttempts:        6,
-		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeForgeRefused},
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeForgeRefused, ErrTypeBranchMoved},
 	},
 }
 
@@ -66,7 +73,7 @@ var CandidateOptions = workflow.ActivityOptions{
 		BackoffCoefficient:     2,
 		MaximumInterval:        time.Minute,
 		MaximumAttempts:        3,
-		NonRetryableErrorTypes: []string{ErrTypeBadRequest},
+		NonRetryableErrorTypes: []string{ErrTypeBadRequest, ErrTypeBranchMoved},
 	},
 }
 

@@ -531,6 +531,21 @@ func (j *jobRun) console(ctx workflow.Context, step string) error {
 	return nil
 }
 
+// branchMoved reads an activity's refusal of a branch the forge moved
+// where the clone cannot follow it.
+func branchMoved(ctx workflow.Context, err error) (string, bool) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == ErrTypeBranchMoved &&
+		workflow.GetVersion(ctx, versionBranchMoved, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		return app.Message(), true
+	}
+	return "", false
+}
+
+// versionBranchMoved ends a job BLOCKED, rather than failed, on a branch
+// the forge moved where its clone cannot follow.
+const versionBranchMoved = "branch-moved"
+
 func shortHead(sha string) string { return sha[:min(len(sha), 12)] }
 
 // propose commits and pushes the clone's change and opens (or finds) the
@@ -569,7 +584,12 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 		Commit: forge.CommitMessage{Title: title, Body: body, Trailer: jobs.CommitTrailer(r.Kind, r.Instance)},
 		Title:  title, Body: body,
 	}, &res); err != nil {
-		return nil, fmt.Errorf("propose: %w", err)
+		msg, moved := branchMoved(ctx, err)
+		if !moved {
+			return nil, fmt.Errorf("propose: %w", err)
+		}
+		j.st.Record.Reason = msg
+		return map[string]any{"round": j.st.Round, "proposed": false, "error": msg}, nil
 	}
 	rec := map[string]any{"round": j.st.Round}
 	switch {
@@ -723,6 +743,11 @@ func (j *jobRun) candidate(ctx workflow.Context) (string, error) {
 	var res BuildCandidateResult
 	if err := executeActivity(ctx, CandidateOptions, ActivityForgeBuildCandidate,
 		BuildCandidateInput{Job: r.ID, Clone: r.Clone, HeadSHA: r.HeadSHA}, &res); err != nil {
+		if msg, moved := branchMoved(ctx, err); moved {
+			// Not the code's failure: the merge waits on a head the
+			// clone cannot build.
+			return "the candidate was not built: " + msg, nil
+		}
 		return "", fmt.Errorf("build the candidate: %w", err)
 	}
 	switch {

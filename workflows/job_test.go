@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -110,6 +111,8 @@ func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 // pull request's state, when pulls is set). An update of the branch lands
 // a new head one read after it is asked, as GitHub's does.
 type fakeForge struct {
+	// moved are the proposals refused for a branch the forge moved.
+	moved map[int]string
 	// issues are the issues read.
 	issues   []IssueInput
 	mu       sync.Mutex
@@ -158,6 +161,9 @@ func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, 
 	f.proposals = append(f.proposals, in)
 	if f.unchanged[f.proposes] {
 		return ProposeResult{NothingChanged: true}, nil
+	}
+	if msg := f.moved[f.proposes]; msg != "" {
+		return ProposeResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeBranchMoved, nil)
 	}
 	f.commits++
 	f.landed, f.lagging = 0, false

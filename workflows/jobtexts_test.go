@@ -151,3 +151,20 @@ func TestJobDecisionAnswersTaken(t *testing.T) {
 		t.Fatalf("the decision answered %s, pending %+v (%v)", got.Status, got.Pending, err)
 	}
 }
+
+// TestJobBranchMoved: a round the forge's moved branch refuses (an update
+// changed the files the round changes too) ends the job BLOCKED with the
+// reason and the pull request left as it is, not failed.
+func TestJobBranchMoved(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, replies(repairModel, repairAgain), redChecks)
+	const why = "the branch repair/x was updated on the forge with changes to files this round changes too: calc.go"
+	h.forge.moved = map[int]string{2: why}
+	h.approveCheck(t)
+	rec := h.run(t, jobSettings(true))
+	if rec.Status != jobs.Blocked || rec.Reason != why || rec.PullRequest != 7 {
+		t.Fatalf("record %s %q #%d", rec.Status, rec.Reason, rec.PullRequest)
+	}
+	if got := h.calls(); got.Merges != 0 || got.Commits != 1 {
+		t.Fatalf("forge calls %+v", got)
+	}
+}
