@@ -58,6 +58,12 @@ func repairReply(req agenttest.Request) agenttest.Reply {
 // both and runs go test with this process's build cache.
 func repairEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Repository, *env) {
 	t.Helper()
+	return repairEnvWith(t, afterReads, repairReply)
+}
+
+// repairEnvWith is repairEnv with the model's replies.
+func repairEnvWith(t *testing.T, afterReads int, reply func(agenttest.Request) agenttest.Reply) (*githubtest.Server, *githubtest.Repository, *env) {
+	t.Helper()
 	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +76,7 @@ func repairEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Re
 	repo.SetCI(func(githubtest.Commit) []githubtest.CheckRun {
 		return []githubtest.CheckRun{{Name: "test", Conclusion: "success", AfterReads: afterReads}}
 	})
-	model := agenttest.NewServer(t, repairReply)
+	model := agenttest.NewServer(t, reply)
 	e := newEnv(t, model.URL)
 	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
 		out, err := exec.Command("go", "env", k).Output()
