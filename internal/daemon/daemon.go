@@ -240,7 +240,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	if hosts.Plugins != nil {
 		defer func() { err = errors.Join(err, hosts.Plugins.Close()) }()
 	}
-	red := redact.New(slices.Concat(set.Secrets, []string{set.Provider.APIKey}, redact.Secrets(o.Environ), hostSecrets))
+	fg := openForge(set, o.Getenv, log)
+	red := redact.New(secrets(set, o.Environ, hostSecrets, fg))
 	identity, err := workerIdentity(host)
 	if err != nil {
 		return err
@@ -283,7 +284,6 @@ func Run(ctx context.Context, o Options) (err error) {
 		Hosts:      hosts,
 		Log:        log,
 	}
-	fg := openForge(set, o.Getenv, log)
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}
 
 	journal, err := openInflight(o.StateDir, identity, log)
@@ -498,6 +498,14 @@ var searchAttributes = map[string]enumspb.IndexedValueType{
 	workflows.SearchAttributeRepository:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePullRequest: enumspb.INDEXED_VALUE_TYPE_INT,
 	workflows.SearchAttributeJobStatus:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// secrets are what axlrd redacts before a payload leaves it: the
+// settings' secrets and provider key, the environment's credentials, the
+// host tools' (plugins' environments) and the forge's token, which may
+// come from gh's own config rather than the environment.
+func secrets(set *settings.Loaded, environ, hostSecrets []string, fg *activities.Forge) []string {
+	return slices.Concat(set.Secrets, []string{set.Provider.APIKey, fg.Git.Token}, redact.Secrets(environ), hostSecrets)
 }
 
 // ensureSearchAttributes registers on the namespace those of

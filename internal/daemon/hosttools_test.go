@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/redact"
 )
 
 // TestOpenHostTools: the settings' plugins are registered with a complete
@@ -66,5 +67,30 @@ func TestOpenHostTools(t *testing.T) {
 				h.Plugins.Close()
 			}
 		})
+	}
+}
+
+// TestForgeTokenRedacted: a token that comes from gh's own config, not the
+// environment, is among the secrets axlrd redacts.
+func TestForgeTokenRedacted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hosts.yml"), []byte("github.com:\n    oauth_token: gho-from-gh-config-0123456789\n    user: octo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GH_CONFIG_DIR": dir, "GH_PATH": filepath.Join(dir, "no-gh")}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	for _, k := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"} {
+		t.Setenv(k, "")
+	}
+	set := &settings.Loaded{}
+	fg := openForge(set, func(k string) string { return env[k] }, zerolog.Nop())
+	if fg.GitHub == nil || fg.Git.Token != "gho-from-gh-config-0123456789" {
+		t.Fatalf("forge %+v: the gh config's token was not taken", fg)
+	}
+	red := redact.New(secrets(set, nil, nil, fg))
+	if got := red.String("push with gho-from-gh-config-0123456789"); strings.Contains(got, "gho-from") {
+		t.Fatalf("redacted %q", got)
 	}
 }
