@@ -79,9 +79,14 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 	if res.StepTimeout <= 0 {
 		res.StepTimeout = workflows.DefaultStepTimeout
 	}
+	res.Limits = map[string]int{}
 	for _, st := range parsed.Steps {
 		if p, ok := st.Config["prompt"].(string); ok {
 			res.Instructions[st.ID] = p
+		}
+		res.Limits[st.ID] = 1
+		if st.Repeat != nil {
+			res.Limits[st.ID] = st.Repeat.MaxIterations
 		}
 	}
 	if inst.NextStepID == nil {

@@ -126,8 +126,10 @@ type CeremonyState struct {
 	// timeouts.step_default, which MADE does not enforce).
 	Deadline    time.Time     `json:"deadline"`
 	StepTimeout time.Duration `json:"step_timeout"`
-	// Instructions are the definition's step prompts.
+	// Instructions are the definition's step prompts; Limits each step's
+	// iterations at most.
 	Instructions map[string]string `json:"instructions"`
+	Limits       map[string]int    `json:"limits,omitempty"`
 	// Command is the check command the person accepted.
 	Command *ceremonies.CheckCommand `json:"command,omitempty"`
 	// Budget of the open step.
@@ -198,6 +200,8 @@ type CeremonyStartResult struct {
 	Instructions map[string]string `json:"instructions"`
 	StepTimeout  time.Duration     `json:"step_timeout"`
 	Instance     InstanceView      `json:"instance"`
+	// Limits are each step's iterations at most (its repeat's, else 1).
+	Limits map[string]int `json:"limits,omitempty"`
 }
 
 // InstanceView is the compact projection the driver decides with. Action
@@ -429,7 +433,7 @@ func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in Cerem
 	*d.slot = &CeremonyState{
 		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
 		Compact:      !in.Job && (snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow)),
-		Instructions: res.Instructions, StepTimeout: res.StepTimeout, Brief: prompt, Entries: entries,
+		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: prompt, Entries: entries,
 	}
 	*d.mode = mode
 	d.claimed(ctx, res.Instance)

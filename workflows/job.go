@@ -189,7 +189,7 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 		workflow.UpdateHandlerOptions{Validator: j.validateDecide}); err != nil {
 		return j.st.Record, fmt.Errorf("register %s: %w", UpdateJobDecide, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryJob, func() (jobs.Record, error) { return j.st.Record, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryJob, func() (jobs.Record, error) { return j.view(), nil }); err != nil {
 		return j.st.Record, fmt.Errorf("register %s: %w", QueryJob, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(q ProgressQuery) (Progress, error) {
@@ -252,11 +252,43 @@ func (j *jobRun) where() string {
 func (j *jobRun) set(ctx workflow.Context, status jobs.Status) {
 	r := &j.st.Record
 	r.Status = status
+	j.st.Record = j.view()
+	r.Updated = workflow.Now(ctx).UTC()
+}
+
+// lastCheck is the check command the ceremony ran last: its command, its
+// exit code (nil when it did not exit) and the last line it printed.
+// view is the job's record with where its ceremony stands now: the open
+// step with its iteration and limit, and the last check. The job reports
+// its record at each wait and console step; a Query answers the view, so
+// a step the model works through in one turn shows too.
+func (j *jobRun) view() jobs.Record {
+	r := j.st.Record
 	if c := j.st.Ceremony; c != nil {
 		r.Step, r.State, r.Instance = c.Step, c.State, c.InstanceID
-		r.StepAttempt = c.Iteration
+		r.StepAttempt, r.StepLimit = c.Iteration, c.Limits[c.Step]
+		if ch := lastCheck(c); ch != nil {
+			r.Check = ch
+		}
 	}
-	r.Updated = workflow.Now(ctx).UTC()
+	return r
+}
+
+func lastCheck(c *CeremonyState) *jobs.Check {
+	for i := len(c.Records) - 1; i >= 0; i-- {
+		ch := c.Records[i].Check
+		if ch == nil || ch.Program == "" {
+			continue
+		}
+		cmd := ceremonies.CheckCommand{Program: ch.Program, Args: ch.Args}
+		lines := strings.Split(strings.TrimRight(ch.OutputTail, "\n"), "\n")
+		last := lines[len(lines)-1]
+		if ch.StartError != "" {
+			last = ch.StartError
+		}
+		return &jobs.Check{Command: cmd.String(), ExitCode: ch.ExitCode, LastLine: jobs.Bound(last, 200)}
+	}
+	return nil
 }
 
 func (j *jobRun) end(status jobs.Status, reason string) {

@@ -142,10 +142,14 @@ func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonySt
 	if !in.Job || in.Mode != f.def.Name[len("axlr_"):] {
 		return CeremonyStartResult{}, madeRefused("start %s (job %v) on %s", in.Mode, in.Job, f.def.Name)
 	}
-	res := CeremonyStartResult{Definition: f.def.Name, Version: f.def.Version, StepTimeout: f.def.StepTimeout, Instructions: map[string]string{}}
+	res := CeremonyStartResult{Definition: f.def.Name, Version: f.def.Version, StepTimeout: f.def.StepTimeout, Instructions: map[string]string{}, Limits: map[string]int{}}
 	for _, s := range f.def.Steps {
 		if p, ok := s.Config["prompt"].(string); ok {
 			res.Instructions[s.ID] = p
+		}
+		res.Limits[s.ID] = 1
+		if s.Repeat != nil {
+			res.Limits[s.ID] = s.Repeat.MaxIterations
 		}
 	}
 	for _, s := range f.def.States {

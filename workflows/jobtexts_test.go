@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -166,5 +167,37 @@ func TestJobBranchMoved(t *testing.T) {
 	}
 	if got := h.calls(); got.Merges != 0 || got.Commits != 1 {
 		t.Fatalf("forge calls %+v", got)
+	}
+}
+
+// TestJobRecordStepAndCheck: the record names the open step with its
+// iteration and limit, and the check command the ceremony ran last with its
+// exit code and last line.
+func TestJobRecordStepAndCheck(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	h.approveCheck(t)
+	rec := h.run(t, jobSettings(true))
+	if rec.Status != jobs.Completed {
+		t.Fatalf("record %+v", rec)
+	}
+	var waiting *jobs.Record
+	for i, r := range h.reports {
+		if r.Status == jobs.AwaitingApproval {
+			waiting = &h.reports[i]
+			break
+		}
+	}
+	if waiting == nil || waiting.Step != "reproduce" || waiting.StepAttempt != 1 || waiting.StepLimit != 3 || waiting.Check != nil {
+		t.Fatalf("awaiting the check: %+v", waiting)
+	}
+	failed := lastCheck(&CeremonyState{Records: []contract.StepRecord{
+		{Step: "reproduce", Check: &contract.CheckRecord{Program: "go", Args: []string{"test", "./..."}, ExitCode: contract.Exit(1), OutputTail: "--- FAIL: TestParse\nFAIL\n"}},
+		{Step: "diagnose"},
+	}})
+	if failed == nil || failed.Command != "go test ./..." || *failed.ExitCode != 1 || failed.LastLine != "FAIL" {
+		t.Fatalf("the reproduction's check %+v", failed)
+	}
+	if rec.Check == nil || *rec.Check.ExitCode != 0 || rec.Check.LastLine != "ok  \tgithub.com/o/r/parser\t0.02s" {
+		t.Fatalf("the last check %+v", rec.Check)
 	}
 }

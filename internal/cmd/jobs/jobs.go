@@ -174,9 +174,14 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		return installRun(ctx, opts, c)
 	}
 	if opts.ID != "" {
-		rec, err := c.Job(ctx, opts.ID)
+		// The job's workflow knows where it stands now; the registry's
+		// record is its last report, or all there is once the workflow is
+		// gone.
+		rec, err := c.JobNow(ctx, opts.ID)
 		if err != nil {
-			return err
+			if rec, err = c.Job(ctx, opts.ID); err != nil {
+				return err
+			}
 		}
 		if opts.JSON {
 			cmdutil.WriteJSONLine(opts.IO.Out, rec)
