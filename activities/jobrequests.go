@@ -106,12 +106,8 @@ func (a *Session) RequestJob(ctx context.Context, in workflows.JobRequestInput) 
 	if err != nil {
 		return workflows.ToolCallResult{}, err
 	}
-	if ev, ok := log.ByKey(keyTool(in.Key)); ok {
-		d, err := decode[messageData](ev)
-		if err != nil {
-			return workflows.ToolCallResult{}, err
-		}
-		return workflows.ToolCallResult{Revision: log.Len(), CallID: in.CallID, Tool: in.Tool, Decision: in.Decision, Status: d.Status, Summary: summarize(in.Tool, d.Status, d.Message.Content)}, nil
+	if res, ok, err := savedResult(log, in.Key, in.CallID, in.Tool, in.Decision); ok || err != nil {
+		return res, err
 	}
 	tc, err := findCall(log, in.Key)
 	if err != nil {

@@ -286,12 +286,8 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 	if err != nil {
 		return workflows.ToolCallResult{}, err
 	}
-	if ev, ok := log.ByKey(keyTool(in.Key)); ok {
-		d, err := decode[messageData](ev)
-		if err != nil {
-			return workflows.ToolCallResult{}, err
-		}
-		return workflows.ToolCallResult{Revision: log.Len(), CallID: in.CallID, Tool: in.Tool, Decision: in.Decision, Status: d.Status, Summary: summarize(in.Tool, d.Status, d.Message.Content)}, nil
+	if res, ok, err := savedResult(log, in.Key, in.CallID, in.Tool, in.Decision); ok || err != nil {
+		return res, err
 	}
 	tc, err := findCall(log, in.Key)
 	if err != nil {
@@ -517,6 +513,21 @@ func answer(events []session.Event) (string, error) {
 }
 
 func (a *Session) open(id string) (*session.Log, error) { return openLog(a.Store, id) }
+
+// savedResult answers a call whose result the log holds already, as it
+// was saved: a retried attempt returns it instead of running the call.
+func savedResult(log *session.Log, key, callID, tool string, decision contract.Decision) (workflows.ToolCallResult, bool, error) {
+	ev, ok := log.ByKey(keyTool(key))
+	if !ok {
+		return workflows.ToolCallResult{}, false, nil
+	}
+	d, err := decode[messageData](ev)
+	if err != nil {
+		return workflows.ToolCallResult{}, false, err
+	}
+	return workflows.ToolCallResult{Revision: log.Len(), CallID: callID, Tool: tool, Decision: decision, Status: d.Status,
+		Summary: summarize(tool, d.Status, d.Message.Content)}, true, nil
+}
 
 // openLog opens a session's log; a session that is not in the store, or
 // whose log is corrupt, is a final error.

@@ -30,7 +30,7 @@ type JobEnd struct {
 func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, error) {
 	ex := Execution{WorkflowID: workflows.JobWorkflowID(id), ExecutionID: id}
 	after := 0
-	down := false
+	link := &link{w: w}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	// events hands w the events after the last it saw; done is the
@@ -69,17 +69,11 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 			if ctx.Err() != nil {
 				return JobEnd{}, ctx.Err()
 			}
-			if !down {
-				w.Unreachable(err)
-				down = true
-			}
+			link.lost(err)
 			timer.Reset(c.retry)
 			continue
 		}
-		if down {
-			w.Back()
-			down = false
-		}
+		link.back()
 		switch {
 		case done != nil:
 			return JobEnd{Record: rec, Result: done}, nil

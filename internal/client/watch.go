@@ -31,7 +31,7 @@ type Watcher interface {
 // ctx's error.
 func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.Result, error) {
 	after := 0
-	down := false
+	link := &link{w: w}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -49,17 +49,11 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if !down {
-				w.Unreachable(err)
-				down = true
-			}
+			link.lost(err)
 			timer.Reset(c.retry)
 			continue
 		}
-		if down {
-			w.Back()
-			down = false
-		}
+		link.back()
 		for _, ev := range p.Events {
 			w.Event(ev)
 		}
@@ -68,5 +62,26 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 			return p.Result, nil
 		}
 		timer.Reset(c.poll)
+	}
+}
+
+// link tells a Watcher once when axlrd stops answering, and once when it
+// answers again.
+type link struct {
+	w    Watcher
+	down bool
+}
+
+func (l *link) lost(err error) {
+	if !l.down {
+		l.w.Unreachable(err)
+		l.down = true
+	}
+}
+
+func (l *link) back() {
+	if l.down {
+		l.w.Back()
+		l.down = false
 	}
 }

@@ -1,11 +1,14 @@
 package cmdutil
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/underpass-ai/axlr/contract"
 )
@@ -101,4 +104,41 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// OnInterrupt turns Ctrl+C during a watch into the command's interrupt:
+// the first calls interrupt, after saying notice on stderr; the second
+// cancels the context it returns, which the watch runs under. stop ends
+// it and reports whether the person left with the second.
+func OnInterrupt(ctx context.Context, interrupts <-chan os.Signal, stderr io.Writer, notice string, interrupt func(context.Context) error) (wctx context.Context, stop func() (left bool)) {
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var left atomic.Bool
+	wg.Go(func() {
+		asked := false
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-interrupts:
+				if asked {
+					left.Store(true)
+					cancel()
+					return
+				}
+				asked = true
+				fmt.Fprintln(stderr, notice)
+				wg.Go(func() {
+					if err := interrupt(wctx); err != nil && wctx.Err() == nil {
+						fmt.Fprintln(stderr, "axlr-tui: interrupt:", OneLine(err.Error()))
+					}
+				})
+			}
+		}
+	})
+	return wctx, func() bool {
+		cancel()
+		wg.Wait()
+		return left.Load()
+	}
 }

@@ -15,8 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -376,36 +374,11 @@ func absRoot(dir string, getwd func() (string, error)) (string, error) {
 // Ctrl+C interrupts the execution, naming it; the second leaves.
 func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution) error {
 	stderr := cmdutil.NewLockedWriter(opts.IO.ErrOut)
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var left atomic.Bool
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() {
-		asked := false
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case <-opts.Interrupts:
-				if asked {
-					left.Store(true)
-					cancel()
-					return
-				}
-				asked = true
-				fmt.Fprintln(stderr, "axlr-tui: interrupting the execution (Ctrl+C again to leave without waiting)")
-				wg.Go(func() {
-					if err := c.Interrupt(wctx, ex, InterruptReason); err != nil && wctx.Err() == nil {
-						fmt.Fprintln(stderr, "axlr-tui: interrupt:", cmdutil.OneLine(err.Error()))
-					}
-				})
-			}
-		}
-	})
+	wctx, stop := cmdutil.OnInterrupt(ctx, opts.Interrupts, stderr, "axlr-tui: interrupting the execution (Ctrl+C again to leave without waiting)",
+		func(ctx context.Context) error { return c.Interrupt(ctx, ex, InterruptReason) })
 	res, err := c.Watch(wctx, ex, &printer{out: opts.IO.Out, errOut: stderr, json: opts.JSON})
-	if err != nil {
-		if left.Load() {
+	if left := stop(); err != nil {
+		if left {
 			return cmdutil.ErrLeft
 		}
 		return err

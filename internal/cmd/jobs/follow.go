@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
-	"sync/atomic"
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -70,36 +68,12 @@ func follow(ctx context.Context, ios *factory.IOStreams, interrupts <-chan os.Si
 	} else {
 		fmt.Fprintf(stderr, "axlr-tui: job %s (%s of %s): %s\n", first.ID, first.Kind.Noun(), first.Repository, first.Status)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var left atomic.Bool
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() {
-		asked := false
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case <-interrupts:
-				if asked {
-					left.Store(true)
-					cancel()
-					return
-				}
-				asked = true
-				fmt.Fprintf(stderr, "axlr-tui: interrupting job %s (Ctrl+C again to leave without waiting; axlr-tui jobs recover %s runs it again)\n", first.ID, first.ID)
-				wg.Go(func() {
-					if err := c.InterruptJob(wctx, first.ID); err != nil && wctx.Err() == nil {
-						fmt.Fprintln(stderr, "axlr-tui: interrupt:", cmdutil.OneLine(err.Error()))
-					}
-				})
-			}
-		}
-	})
+	wctx, stop := cmdutil.OnInterrupt(ctx, interrupts, stderr,
+		fmt.Sprintf("axlr-tui: interrupting job %s (Ctrl+C again to leave without waiting; axlr-tui jobs recover %s runs it again)", first.ID, first.ID),
+		func(ctx context.Context) error { return c.InterruptJob(ctx, first.ID) })
 	end, err := c.WatchJob(wctx, first.ID, exec.NewPrinter(ios.Out, stderr, asJSON))
-	if err != nil {
-		if left.Load() {
+	if left := stop(); err != nil {
+		if left {
 			return cmdutil.ErrLeft
 		}
 		return err
