@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -98,7 +99,12 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 		}
 		q := url.Values{"filter": {"latest"}, "per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
 		if err := g.call(ctx, http.MethodGet, rp+"/commits/"+sha+"/check-runs", q, nil, &w); err != nil {
-			return Checks{}, g.fail(op, err)
+			if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || page > 1 {
+				return Checks{}, e
+			}
+			// A GitHub-compatible forge without the checks API (only
+			// commit statuses): its statuses are the checks.
+			break
 		}
 		runs = append(runs, w.CheckRuns...)
 		if len(w.CheckRuns) < perPage || len(runs) >= w.TotalCount {
@@ -134,7 +140,11 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 		}
 		q := url.Values{"per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
 		if err := g.call(ctx, http.MethodGet, rp+"/commits/"+sha+"/status", q, nil, &w); err != nil {
-			return Checks{}, g.fail(op, err)
+			if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || page > 1 {
+				return Checks{}, e
+			}
+			// A forge without combined statuses: the check runs are all.
+			break
 		}
 		if !strings.EqualFold(w.SHA, sha) {
 			c.Ignored += len(w.Statuses)

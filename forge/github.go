@@ -355,7 +355,11 @@ type pullWire struct {
 	MergedAt       *string `json:"merged_at"`
 	MergeCommitSHA string  `json:"merge_commit_sha"`
 	MergeableState string  `json:"mergeable_state"`
-	Head           struct {
+	// Mergeable is read where a forge gives no mergeable_state (Gitea and
+	// other GitHub-compatible servers): true reads as clean, false as
+	// dirty.
+	Mergeable *bool `json:"mergeable"`
+	Head      struct {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
 	} `json:"head"`
@@ -374,6 +378,12 @@ func (w pullWire) pullRequest() PullRequest {
 		HeadRef:        w.Head.Ref,
 		HeadSHA:        w.Head.SHA,
 		BaseRef:        w.Base.Ref,
+	}
+	if p.MergeableState == "" && w.Mergeable != nil && p.State == "open" {
+		p.MergeableState = "dirty"
+		if *w.Mergeable {
+			p.MergeableState = "clean"
+		}
 	}
 	if p.Merged {
 		// Before the merge, merge_commit_sha is GitHub's test merge.

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
@@ -569,5 +571,48 @@ func TestUnusableAnswers(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCompatibleForge: a GitHub-compatible forge that has no checks API
+// (404 on check-runs) and gives mergeable instead of mergeable_state, as
+// Gitea does: its commit statuses are the checks, and mergeable true reads
+// as clean, so the watch goes green; mergeable false reads as a conflict.
+func TestCompatibleForge(t *testing.T) {
+	head := strings.Repeat("c", 40)
+	var conflicted atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(req.URL.Path, "/check-runs"):
+			http.NotFound(w, req)
+		case strings.HasSuffix(req.URL.Path, "/status"):
+			fmt.Fprintf(w, `{"sha":%q,"total_count":1,"statuses":[{"context":"ci/test","state":"success","target_url":"https://ci.example/1"}]}`, head)
+		case strings.HasSuffix(req.URL.Path, "/pulls/4"):
+			fmt.Fprintf(w, `{"number":4,"html_url":"https://forge.example/o/r/pulls/4","state":"open","merged":false,"mergeable":%t,"head":{"ref":"repair/x","sha":%q},"base":{"ref":"main"}}`, !conflicted.Load(), head)
+		default:
+			http.NotFound(w, req)
+		}
+	}))
+	defer srv.Close()
+	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := gh.Checks(ctx, ghRepo, head)
+	if err != nil || len(c.Passed) != 1 || c.Total() != 1 {
+		t.Fatalf("checks %+v, %v", c, err)
+	}
+	pr, err := gh.PullRequest(ctx, ghRepo, 4)
+	if err != nil || pr.MergeableState != "clean" {
+		t.Fatalf("pull request %+v, %v", pr, err)
+	}
+	if v := forge.Evaluate(pr, c, forge.WatchState{Now: time.Now()}); v.Kind != forge.Green {
+		t.Fatalf("verdict %+v", v)
+	}
+	conflicted.Store(true)
+	if pr, err = gh.PullRequest(ctx, ghRepo, 4); err != nil || pr.MergeableState != "dirty" {
+		t.Fatalf("an unmergeable pull request %+v, %v", pr, err)
 	}
 }
