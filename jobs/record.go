@@ -98,6 +98,8 @@ type Record struct {
 	// Pending is what waits for the person, while the status is
 	// awaiting_approval or awaiting_merge.
 	Pending *Pending `json:"pending"`
+	// Base is the branch the job's pull request goes to.
+	Base string `json:"base"`
 	// PullRequest, URL and HeadSHA: the job's pull request and the head it
 	// was last read at; MergeSHA the squash commit once merged.
 	PullRequest int    `json:"pull_request"`
@@ -111,6 +113,9 @@ type Record struct {
 	Attempt   int        `json:"attempt"`
 	Candidate *Candidate `json:"candidate"`
 	Installed *Installed `json:"installed"`
+	// Queue is the job's place in its repository's merge queue, or why the
+	// queue let it go; nil when it was never queued.
+	Queue *QueuePlace `json:"queue"`
 	// Build is the axlr build that admitted the job: "already repaired by
 	// this build" and "three improvements per build" are keyed on it.
 	Build   string    `json:"build"`
@@ -188,4 +193,31 @@ func Find(records []Record, id string) (Record, error) {
 		}
 	}
 	return Record{}, fmt.Errorf("%w: %s (axlr-tui jobs lists the jobs)", ErrNotFound, id)
+}
+
+// QueueState is what the merge queue is doing with a job.
+type QueueState string
+
+// The states of a queued job.
+const (
+	// QueueWaiting: queued behind others.
+	QueueWaiting QueueState = "queued"
+	// QueueUpdating: its branch is being updated with its base.
+	QueueUpdating QueueState = "updating"
+	// QueueChecks: the head of the queue, waiting for its checks.
+	QueueChecks QueueState = "checking"
+	// QueueMerging: the approval was handed to the job; it merges.
+	QueueMerging QueueState = "merging"
+	// QueueEjected: off the queue with Note as the reason; the job still
+	// waits for its merge decision.
+	QueueEjected QueueState = "ejected"
+)
+
+// QueuePlace is a job's place in its merge queue: its position (1 is the
+// head; 0 once off the queue), what the queue is doing with it, and a note
+// (why, once ejected).
+type QueuePlace struct {
+	Position int        `json:"position"`
+	State    QueueState `json:"state"`
+	Note     string     `json:"note"`
 }

@@ -23,7 +23,7 @@ func fullRecord() Record {
 		Check:       &Check{Command: "go test ./parser", ExitCode: exit(0), LastLine: "ok"},
 		Pending:     &Pending{Kind: PendingMerge, Command: "go test ./parser", PullRequest: 7, HeadSHA: "abc"},
 		PullRequest: 7, URL: "https://github.com/underpass-ai/axlr/pull/7", HeadSHA: "abc", MergeSHA: "def",
-		Reason: "r", Attempt: 1,
+		Reason: "r", Attempt: 1, Base: "main", Queue: &QueuePlace{Position: 2, State: QueueWaiting, Note: "queued"},
 		Candidate: &Candidate{Path: "/data/x.bin", Version: "repair-x-abc", Commit: "abc"},
 		Installed: &Installed{Path: "/usr/local/bin/axlrd", Backup: "/usr/local/bin/axlrd.before-repair-x"},
 		Build:     "v1.2.3", Created: at, Updated: at,
@@ -57,10 +57,11 @@ func TestRecordFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"attempt", "brief", "build", "candidate", "candidate.commit", "candidate.path", "candidate.version",
+		"attempt", "base", "brief", "build", "candidate", "candidate.commit", "candidate.path", "candidate.version",
 		"check", "check.command", "check.exit_code", "check.last_line", "clone", "created", "head_sha", "id",
 		"installed", "installed.backup", "installed.path", "instance", "kind", "merge_sha", "origin_session",
 		"pending", "pending.command", "pending.head_sha", "pending.kind", "pending.pull_request", "pull_request",
+		"queue", "queue.note", "queue.position", "queue.state",
 		"reason", "repository", "session", "sessions", "signature", "state", "status", "step", "step_attempt",
 		"step_limit", "updated", "url",
 	}

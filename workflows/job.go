@@ -368,7 +368,7 @@ func (j *jobRun) run(ctx workflow.Context) error {
 		return fmt.Errorf("prepare the clone: %w", err)
 	}
 	j.st.Root, j.st.Base = prep.Clone, prep.Base
-	r.Clone, r.Session, r.Sessions = prep.Clone, j.in.SessionID, []string{j.in.SessionID}
+	r.Clone, r.Session, r.Sessions, r.Base = prep.Clone, j.in.SessionID, []string{j.in.SessionID}, prep.Base
 	j.set(ctx, jobs.Running)
 	j.report(ctx)
 	prompt := r.Brief

@@ -112,9 +112,10 @@ func JobRegistry(ctx workflow.Context, in RegistryInput) error {
 		return fmt.Errorf("register %s: %w", QueryJobs, err)
 	}
 	records := workflow.GetSignalChannel(ctx, SignalJobRecord)
+	places := workflow.GetSignalChannel(ctx, SignalQueuePlace)
 	for {
 		if err := workflow.Await(ctx, func() bool {
-			return records.Len() > 0 || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+			return records.Len() > 0 || places.Len() > 0 || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 		}); err != nil {
 			return err
 		}
@@ -125,13 +126,20 @@ func JobRegistry(ctx workflow.Context, in RegistryInput) error {
 			}
 			r.record(rec)
 		}
+		for {
+			var p QueuePlaceSignal
+			if !places.ReceiveAsync(&p) {
+				break
+			}
+			r.place(p)
+		}
 		if !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			continue
 		}
 		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 			return err
 		}
-		if records.Len() > 0 {
+		if records.Len() > 0 || places.Len() > 0 {
 			continue
 		}
 		st := r.carried()
@@ -234,7 +242,18 @@ func (r *registry) record(rec jobs.Record) {
 	if rec.Updated.Before(r.st.Records[i].Updated) {
 		return
 	}
+	// The queue's place is the merge queue's to tell, not the job's.
+	rec.Queue = r.st.Records[i].Queue
 	r.st.Records[i] = lean(rec)
+}
+
+// place takes the merge queue's word on a job's place in it.
+func (r *registry) place(p QueuePlaceSignal) {
+	i := slices.IndexFunc(r.st.Records, func(have jobs.Record) bool { return have.ID == p.Job })
+	if i < 0 {
+		return
+	}
+	r.st.Records[i].Queue = p.Place
 }
 
 // lean is a record as the registry keeps it: the brief cut to
