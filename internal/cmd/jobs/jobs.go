@@ -37,6 +37,8 @@ type Client interface {
 	DecideJob(ctx context.Context, dec workflows.JobDecision) (domain.Record, error)
 	RecoverJob(ctx context.Context, id, model string) (domain.Record, error)
 	InstallJob(ctx context.Context, id, tuiPath string) (domain.Record, error)
+	QueueJob(ctx context.Context, id string) (workflows.QueueView, error)
+	UnqueueJob(ctx context.Context, id, reason string) (workflows.QueueView, error)
 	Close()
 }
 
@@ -87,6 +89,8 @@ the array of job records.
   axlr-tui jobs decline ID --reason TEXT   the merge
   axlr-tui jobs recover ID [--model NAME]  run an interrupted job again
   axlr-tui jobs install ID                 install a merged job's candidate build
+  axlr-tui jobs queue ID                   queue the merge in the repository's merge queue
+  axlr-tui jobs unqueue ID [--reason TEXT] take it back
 
 watch exits 0 when the job merged and completed, 3 when it waits for you
 (approve, deny or decline it), 1 when it ended blocked, failed or
@@ -107,6 +111,8 @@ taken the decision; --json prints the record then.`,
 		{"decline", "decline ID --reason TEXT [--json]", "Decline the job's merge: it ends blocked, the pull request left open", true},
 		{"recover", "recover ID [--model NAME] [--json]", "Run an interrupted job again, in its session and clone", false},
 		{"install", "install ID [--json]", "Install a merged job's candidate over axlrd and axlr-tui (restart axlrd after)", false},
+		{"queue", "queue ID [--json]", "Queue the job's merge: the merge queue lands it in its turn, as jobs approve would", false},
+		{"unqueue", "unqueue ID [--reason TEXT] [--json]", "Take the job off its merge queue; it goes on waiting for its merge decision", false},
 	} {
 		c := &cobra.Command{
 			Use:   sub.usage,
@@ -123,6 +129,9 @@ taken the decision; --json prints the record then.`,
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 		if sub.reason {
 			c.Flags().StringVar(&opts.Reason, "reason", "", "why (required)")
+		}
+		if sub.name == "unqueue" {
+			c.Flags().StringVar(&opts.Reason, "reason", "", "why")
 		}
 		if sub.name == "recover" {
 			c.Flags().StringVar(&opts.Model, "model", "", "model `NAME` of the job's steps (default: settings.json's)")
@@ -172,16 +181,23 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		return nil
 	case "install":
 		return installRun(ctx, opts, c)
+	case "queue", "unqueue":
+		return queueRun(ctx, opts, c)
 	}
 	if opts.ID != "" {
 		// The job's workflow knows where it stands now; the registry's
 		// record is its last report, or all there is once the workflow is
 		// gone.
+		reg, regErr := c.Job(ctx, opts.ID)
 		rec, err := c.JobNow(ctx, opts.ID)
-		if err != nil {
-			if rec, err = c.Job(ctx, opts.ID); err != nil {
-				return err
-			}
+		switch {
+		case err == nil && regErr == nil:
+			// The queue's place is the registry's.
+			rec.Queue = reg.Queue
+		case regErr != nil:
+			return regErr
+		default:
+			rec = reg
 		}
 		if opts.JSON {
 			cmdutil.WriteJSONLine(opts.IO.Out, rec)
@@ -203,11 +219,44 @@ func jobsRun(ctx context.Context, opts *Options) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEP\tPULL REQUEST\tUPDATED")
+	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEP\tPULL REQUEST\tQUEUE\tUPDATED")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, step(r), pull(r), r.Updated.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, step(r), pull(r), queued(r), r.Updated.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// queueRun queues the job's merge, or takes it back, and prints the queue.
+func queueRun(ctx context.Context, opts *Options, c Client) error {
+	if err := c.CheckWorker(ctx); err != nil {
+		return err
+	}
+	var view workflows.QueueView
+	var err error
+	if opts.Action == "queue" {
+		view, err = c.QueueJob(ctx, opts.ID)
+	} else {
+		view, err = c.UnqueueJob(ctx, opts.ID, opts.Reason)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		cmdutil.WriteJSONLine(opts.IO.Out, view)
+		return nil
+	}
+	if opts.Action == "unqueue" {
+		fmt.Fprintf(opts.IO.Out, "took job %s off the merge queue of %s (%s); it waits for your merge decision\n", opts.ID, view.Repository, view.Base)
+		return nil
+	}
+	for i, e := range view.Entries {
+		if e.Job == opts.ID {
+			fmt.Fprintf(opts.IO.Out, "queued job %s: #%d in the merge queue of %s (%s)\n", opts.ID, i+1, view.Repository, view.Base)
+			return nil
+		}
+	}
+	fmt.Fprintf(opts.IO.Out, "queued job %s in the merge queue of %s (%s)\n", opts.ID, view.Repository, view.Base)
+	return nil
 }
 
 // installRun installs a merged job's candidate over axlrd's executable
@@ -253,6 +302,17 @@ func step(r domain.Record) string {
 	return r.Step
 }
 
+// queued is a job's place in its merge queue: "#2 queued", "ejected".
+func queued(r domain.Record) string {
+	switch q := r.Queue; {
+	case q == nil:
+		return "-"
+	case q.Position > 0:
+		return fmt.Sprintf("#%d %s", q.Position, q.State)
+	}
+	return string(r.Queue.State)
+}
+
 func pull(r domain.Record) string {
 	if r.PullRequest == 0 {
 		return "-"
@@ -278,6 +338,9 @@ func printRecord(out io.Writer, r domain.Record) {
 		line("pull request", fmt.Sprintf("#%d %s", r.PullRequest, r.URL))
 	}
 	line("head", r.HeadSHA)
+	if q := r.Queue; q != nil {
+		line("queue", strings.TrimSpace(strings.TrimPrefix(queued(r), "-")+": "+q.Note))
+	}
 	line("merged as", r.MergeSHA)
 	line("reason", r.Reason)
 	line("session", r.Session)

@@ -33,6 +33,8 @@ type fakeClient struct {
 	decisions   []workflows.JobDecision
 	recovered   []string
 	installed   []string
+	queued      []string
+	unqueued    []string
 }
 
 func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
@@ -98,12 +100,27 @@ func (f *fakeClient) InstallJob(_ context.Context, id, tuiPath string) (domain.R
 	return r, err
 }
 
+func (f *fakeClient) QueueJob(_ context.Context, id string) (workflows.QueueView, error) {
+	r, err := domain.Find(f.records, id)
+	if err == nil && r.Status != domain.AwaitingMerge {
+		return workflows.QueueView{}, fmt.Errorf("job %s is %s: only a job that waits for its merge decision is queued", id, r.Status)
+	}
+	f.queued = append(f.queued, id)
+	return workflows.QueueView{Repository: r.Repository, Base: "main", Entries: []workflows.QueueEntry{{Job: "other"}, {Job: id}}}, err
+}
+
+func (f *fakeClient) UnqueueJob(_ context.Context, id, reason string) (workflows.QueueView, error) {
+	f.unqueued = append(f.unqueued, id+": "+reason)
+	return workflows.QueueView{Repository: "underpass-ai/axlr", Base: "main"}, nil
+}
+
 func (f *fakeClient) Close() { f.closed = true }
 
 var (
 	at      = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	records = []domain.Record{
 		{ID: "20261201-1200-the-watch-never-settles", Kind: domain.Repair, Status: domain.AwaitingMerge, Step: "decide", Repository: "underpass-ai/axlr",
+			Queue: &domain.QueuePlace{Position: 2, State: domain.QueueWaiting, Note: "queued"},
 			PullRequest: 12, URL: "https://github.com/underpass-ai/axlr/pull/12", HeadSHA: "abc123", Attempt: 1, Created: at, Updated: at.Add(time.Hour),
 			Brief: "the watch never settles\nwhen checks register late"},
 		{ID: "20261201-1100-add-a-changelog-entry", Kind: domain.Improve, Status: domain.Preparing, Created: at.Add(-time.Hour), Updated: at.Add(-time.Hour)},
@@ -123,9 +140,9 @@ func TestJobs(t *testing.T) {
 		code           int
 	}{
 		{name: "list", args: []string{}, records: records, stdout: "" +
-			"ID                                     KIND     STATUS          STEP    PULL REQUEST  UPDATED\n" +
-			"20261201-1200-the-watch-never-settles  repair   awaiting_merge  decide  #12           2026-12-01T13:00:00Z\n" +
-			"20261201-1100-add-a-changelog-entry    improve  preparing       -       -             2026-12-01T11:00:00Z\n"},
+			"ID                                     KIND     STATUS          STEP    PULL REQUEST  QUEUE      UPDATED\n" +
+			"20261201-1200-the-watch-never-settles  repair   awaiting_merge  decide  #12           #2 queued  2026-12-01T13:00:00Z\n" +
+			"20261201-1100-add-a-changelog-entry    improve  preparing       -       -             -          2026-12-01T11:00:00Z\n"},
 		{name: "none yet", args: []string{}, stderr: "axlr-tui: no jobs yet; start one with --repair \"<failure brief>\" or --improve \"<improvement brief>\"\n"},
 		{name: "show", args: []string{"show", records[0].ID}, records: records, stdout: "" +
 			"id:           20261201-1200-the-watch-never-settles\n" +
@@ -135,6 +152,7 @@ func TestJobs(t *testing.T) {
 			"step:         decide\n" +
 			"pull request: #12 https://github.com/underpass-ai/axlr/pull/12\n" +
 			"head:         abc123\n" +
+			"queue:        #2 queued: queued\n" +
 			"attempt:      1\n" +
 			"created:      2026-12-01T12:00:00Z\n" +
 			"updated:      2026-12-01T13:00:00Z\n" +
@@ -150,6 +168,12 @@ func TestJobs(t *testing.T) {
 			stdout: "installed repair-d-0123456789ab over /usr/local/bin/axlrd (the previous one kept as /usr/local/bin/axlrd.before-repair-d); restart axlrd (and any axlr-tui running) to run it: axlrd never restarts itself. To go back, rename a backup over its executable.\n"},
 		{name: "install a running job", args: []string{"install", records[0].ID}, records: records, code: 1,
 			stderr: "axlr-tui: job 20261201-1200-the-watch-never-settles is awaiting_merge: only a merged job is installed\n"},
+		{name: "queue", args: []string{"queue", records[0].ID}, records: records,
+			stdout: "queued job 20261201-1200-the-watch-never-settles: #2 in the merge queue of underpass-ai/axlr (main)\n"},
+		{name: "queue a job that does not wait for its merge", args: []string{"queue", records[1].ID}, records: records, code: 1,
+			stderr: "axlr-tui: job 20261201-1100-add-a-changelog-entry is preparing: only a job that waits for its merge decision is queued\n"},
+		{name: "unqueue", args: []string{"unqueue", records[0].ID, "--reason", "not yet"}, records: records,
+			stdout: "took job 20261201-1200-the-watch-never-settles off the merge queue of underpass-ai/axlr (main); it waits for your merge decision\n"},
 		{name: "deny without a reason", args: []string{"deny", records[0].ID}, code: 2,
 			stderr: "axlr-tui: jobs deny needs --reason TEXT: the job's record and the model keep it\n"},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/internal/cmd/history"
 	"github.com/underpass-ai/axlr/internal/cmd/jobs"
+	"github.com/underpass-ai/axlr/internal/cmd/queue"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
 )
 
@@ -37,6 +38,8 @@ const Usage = `Usage:
   axlr-tui jobs [--json] | axlr-tui jobs show|watch ID [--json]
   axlr-tui jobs approve ID | deny ID --reason TEXT | decline ID --reason TEXT
   axlr-tui jobs recover ID [--model NAME] | install ID
+  axlr-tui jobs queue ID | unqueue ID [--reason TEXT]
+  axlr-tui queue [--json]
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 
@@ -89,7 +92,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 	})
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 	cmdutil.AddConnectionFlags(cmd.PersistentFlags(), &f.Conn)
-	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil))
+	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil), queue.NewCmdQueue(f, nil))
 	return cmd
 }
 
@@ -102,7 +105,7 @@ func Execute(ctx context.Context, f *factory.Factory, args []string) error {
 		cmd = exec.NewCmdExec(f, nil)
 	case holdsJob(args):
 		cmd = jobs.NewCmdLaunch(f, nil)
-	case name == "result" || name == "history" || name == "jobs":
+	case name == "result" || name == "history" || name == "jobs" || name == "queue":
 		cmd = NewCmdRoot(f)
 		args = append([]string{name}, rest...)
 	default:
@@ -162,7 +165,7 @@ func subcommand(args []string) (string, []string) {
 		}
 		break
 	}
-	if i > 0 && i < len(args) && (args[i] == "result" || args[i] == "history" || args[i] == "jobs") {
+	if i > 0 && i < len(args) && slices.Contains([]string{"result", "history", "jobs", "queue"}, args[i]) {
 		return args[i], append(slices.Clone(args[:i]), args[i+1:]...)
 	}
 	if len(args) == 0 {
