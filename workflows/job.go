@@ -140,6 +140,10 @@ type JobDecision struct {
 	Kind      jobs.PendingKind `json:"kind"`
 	Approve   bool             `json:"approve"`
 	Reason    string           `json:"reason,omitempty"`
+	// HeadSHA, on a merge's approval, is the head the approver saw green
+	// (the merge queue's, after it updated the branch): the merge is
+	// guarded by it. Empty: the head the job's watch saw.
+	HeadSHA string `json:"head_sha,omitempty"`
 }
 
 // MaxRedRounds is how many red check rounds go back to the model; the
@@ -466,6 +470,8 @@ func (j *jobRun) validateDecide(ctx workflow.Context, d JobDecision) error {
 		return fmt.Errorf("decide: job %s waits for no decision (it is %s)", r.ID, r.Status)
 	case d.Kind != r.Pending.Kind:
 		return fmt.Errorf("decide: job %s waits for its %s, not its %s", r.ID, r.Pending.Kind, d.Kind)
+	case d.HeadSHA != "" && (d.Kind != jobs.PendingMerge || !d.Approve):
+		return fmt.Errorf("decide: a head SHA goes with a merge's approval only")
 	case !d.Approve && strings.TrimSpace(d.Reason) == "":
 		return fmt.Errorf("decide: refusing the %s of job %s needs a reason", d.Kind, r.ID)
 	case j.decision != nil:
@@ -764,6 +770,10 @@ func (j *jobRun) decideMerge(ctx workflow.Context) (map[string]any, *GrantInput,
 		return rec, nil, nil
 	}
 	rec["decision"] = ceremonies.DecisionApprove
+	if dec.HeadSHA != "" {
+		r.HeadSHA = dec.HeadSHA
+		rec["head_sha"] = r.HeadSHA
+	}
 	return rec, &GrantInput{Guard: ceremonies.MergeApprovalGuard, Role: ceremonies.ApproverRole}, nil
 }
 

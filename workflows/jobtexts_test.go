@@ -201,3 +201,20 @@ func TestJobRecordStepAndCheck(t *testing.T) {
 		t.Fatalf("the last check %+v", rec.Check)
 	}
 }
+
+// TestJobMergeOfTheApprovedHead: an approval that names the head it saw
+// green (the merge queue's, after it updated the branch) merges that head;
+// a head on anything but a merge's approval is refused.
+func TestJobMergeOfTheApprovedHead(t *testing.T) {
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
+	h.approveCheck(t)
+	var wrong, merge outcome
+	h.decideAt(10*time.Minute, JobDecision{RequestID: "d-wrong", Job: h.record.ID, Kind: jobs.PendingMerge, Reason: "no", HeadSHA: "head9"}, &wrong)
+	h.decideAt(11*time.Minute, JobDecision{RequestID: "d-merge", Job: h.record.ID, Kind: jobs.PendingMerge, Approve: true, HeadSHA: "head9"}, &merge)
+	rec := h.run(t, jobSettings(false))
+	wrong.mustReject(t, "a head on a decline", "a head SHA goes with a merge's approval only")
+	merge.mustAccept(t, "approve the merge of head9")
+	if rec.Status != jobs.Completed || rec.HeadSHA != "head9" || len(h.forge.merges) != 1 || h.forge.merges[0].SHA != "head9" {
+		t.Fatalf("record %+v, merges %+v", rec, h.forge.merges)
+	}
+}
