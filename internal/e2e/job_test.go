@@ -239,9 +239,19 @@ func TestRepairJobThroughCrashes(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// A person follows the job from axlr-tui through the restart: the
+	// watch reconnects and ends where the job waits for them.
+	watched := make(chan cliResult, 1)
+	go func() { watched <- e.tui(ctx, "jobs", "watch", rec.ID, "--json") }()
+	time.Sleep(500 * time.Millisecond)
 	restart("while the checks are watched")
 
 	waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
+	w := <-watched
+	_, _, status, last := jobLines(t, w.stdout)
+	if w.code != 3 || status != "needs_decision" || last.Pending == nil || last.Pending.Kind != jobs.PendingMerge {
+		t.Fatalf("jobs watch through the restart: exit %d %s %+v\n%s", w.code, status, last.Pending, w.stderr)
+	}
 	gh.Fail("/merge", 502, 2)
 	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err != nil {
 		t.Fatal(err)
