@@ -7,12 +7,15 @@
 // started: the driver stops that ceremony's start with both digests, and the
 // others still work. TestPins checks every pin against its YAML.
 //
-// Two kinds of definition live here. A work mode's (axlr_debug,
+// Three kinds of definition live here. A work mode's (axlr_debug,
 // axlr_delivery) starts from a session's --mode and the model works every
 // step. A job's (axlr_repair, axlr_improve) starts from a job's workflow
 // (axlr-tui --repair, --improve), never from --mode: the model works its
 // first steps, and the console steps after them (propose, watch, decide,
-// merge) are AXLR's own, run without the model (Step.Console).
+// merge) are AXLR's own, run without the model (Step.Console). A plan's
+// (axlr_plan, axlr_task, axlr_sync) start from a plan's workflows
+// (axlr-tui --plan): the plan's own, each task's worker and each wave's
+// sync (ForPlan).
 package ceremonies
 
 import (
@@ -31,12 +34,15 @@ type Definition struct {
 	// Name and Version as published in MADE.
 	Name    string
 	Version string
-	// Mode is the work mode that runs it (debug, delivery), or for a job's
-	// definition the job's kind (repair, improve).
+	// Mode is the work mode that runs it (debug, delivery); for a job's
+	// definition the job's kind (repair, improve); for a plan's, the part
+	// of the plan it runs (PartPlan, PartTask, PartSync).
 	Mode string
 	// Digest is the pinned semantic digest.
 	Digest string
-	// BriefInput is the input the person's prompt fills.
+	// BriefInput is the input the person's prompt fills (a task's: the
+	// context pack its worker starts from); empty for one that starts
+	// without a prompt (axlr_sync).
 	BriefInput string
 	// File is the embedded YAML's name.
 	File string
@@ -48,6 +54,9 @@ type Definition struct {
 	// Job: a job's workflow starts it (ForJob), never a session's --mode:
 	// Modes and ForMode leave it out.
 	Job bool
+	// Plan: a plan's workflows start it (ForPlan), never a session's
+	// --mode nor a job's workflow: Modes, ForMode and ForJob leave it out.
+	Plan bool
 }
 
 // CancelTrigger is the trigger that ends an instance in CANCELLED from any
@@ -55,8 +64,8 @@ type Definition struct {
 const CancelTrigger = "cancel"
 
 // definitions are the pinned definitions, by mode. 2.1 adds the cancel
-// trigger to 2.0; the steps are the same. The jobs' 1.0 have the cancel
-// trigger from the start.
+// trigger to 2.0; the steps are the same. The jobs' and the plan's 1.0
+// have the cancel trigger from the start.
 var definitions = []Definition{
 	{Name: "axlr_debug", Version: "2.1", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.1.yaml", Cancel: true,
 		Digest: "043fb2fb48528bc71c9a6d9431250310e06e62b8d471ce9fea1fe9eaf574d74d"},
@@ -70,6 +79,12 @@ var definitions = []Definition{
 		Digest: "2e3793caf9c7a09c19c5ffd8ad3f689949d653f5c06b3fe365b27a0043672316"},
 	{Name: "axlr_improve", Version: "1.0", Mode: "improve", BriefInput: "improvement_brief", File: "axlr_improve-1.0.yaml", Cancel: true, Job: true,
 		Digest: "82772615e74400b0e26c8c7c33af99ce5564a78e76b1de219b029c860c6598c1"},
+	{Name: "axlr_plan", Version: "1.0", Mode: PartPlan, BriefInput: "brief", File: "axlr_plan-1.0.yaml", Cancel: true, Plan: true,
+		Digest: "0ce5dff08f81b518d793e7bf23603b948a6d2bfa5b9050f83441c498dc0c9124"},
+	{Name: "axlr_task", Version: "1.0", Mode: PartTask, BriefInput: "context_pack", File: "axlr_task-1.0.yaml", Cancel: true, Plan: true,
+		Digest: "6c30eb77518923d3760a51867346df053cc02131fc9efe2b24a6b6e16fb2d64f"},
+	{Name: "axlr_sync", Version: "1.0", Mode: PartSync, File: "axlr_sync-1.0.yaml", Cancel: true, Plan: true,
+		Digest: "ecf08ff0842147c099534bda72ae2dc4bbb05982d4067033be575a0cbc7ca280"},
 }
 
 // Cancellable reports whether a definition's version has the cancel
@@ -82,20 +97,27 @@ func Cancellable(name, version string) bool {
 func All() []Definition { return slices.Clone(definitions) }
 
 // ForMode returns the definition a work mode starts; a job's kind is not
-// a work mode (ForJob).
+// a work mode (ForJob), nor is a part of a plan (ForPlan).
 func ForMode(mode string) (Definition, bool) {
-	return current(mode, false)
+	return current(mode, false, false)
 }
 
 // ForJob returns the definition a job of the kind (repair, improve)
 // starts.
 func ForJob(kind string) (Definition, bool) {
-	return current(kind, true)
+	return current(kind, true, false)
 }
 
-func current(mode string, job bool) (Definition, bool) {
+// ForPlan returns the definition a part of a plan runs: PartPlan the
+// plan's own (axlr_plan), PartTask each task's worker (axlr_task),
+// PartSync each wave's sync (axlr_sync).
+func ForPlan(part string) (Definition, bool) {
+	return current(part, false, true)
+}
+
+func current(mode string, job, plan bool) (Definition, bool) {
 	for _, d := range definitions {
-		if d.Mode == mode && d.Job == job && !d.Superseded {
+		if d.Mode == mode && d.Job == job && d.Plan == plan && !d.Superseded {
 			return d, true
 		}
 	}
@@ -103,11 +125,11 @@ func current(mode string, job bool) (Definition, bool) {
 }
 
 // Modes lists the work modes that run a ceremony, sorted: what --mode
-// takes. The jobs' kinds are not among them.
+// takes. The jobs' kinds and the plan's parts are not among them.
 func Modes() []string {
 	var out []string
 	for _, d := range definitions {
-		if !d.Superseded && !d.Job {
+		if !d.Superseded && !d.Job && !d.Plan {
 			out = append(out, d.Mode)
 		}
 	}
@@ -124,9 +146,14 @@ const (
 	// WatchLeaseMargin is what the watch step's lease adds to the watch's
 	// deadline: the lease is repair.watch_minutes plus this.
 	WatchLeaseMargin = 15 * time.Minute
-	// DecideLease is the decide step's lease: the merge decision waits for
-	// the person, as the incident's approval does.
+	// DecideLease is the decide step's lease, and the plan's verify and
+	// approve steps': they wait for the person (the merge decision, the
+	// plan's commands on the approval card, the plan's approval), as the
+	// incident's approval does.
 	DecideLease = 7 * 24 * time.Hour
+	// PlanRunLease is the plan's run step's lease, and the sync's
+	// reconcile step's: they last as long as the task workers they start.
+	PlanRunLease = 7 * 24 * time.Hour
 )
 
 // YAML returns a definition's embedded YAML.

@@ -84,6 +84,9 @@ func TestStepsPinned(t *testing.T) {
 		"axlr_delivery 2.1": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
 		"axlr_repair 1.0":   "5163e24e3d2cce3ef779821f7a445650ad2139839a5271a3aad693338ef2a83d",
 		"axlr_improve 1.0":  "5fa73a440043832778e77f6d4dd77c09d51145b6093ee0982c35b60d0b47066d",
+		"axlr_plan 1.0":     "aaa09d2326ff9da0d4145bc02a863f051bcde70e294cd78fb53cd756ebb761e1",
+		"axlr_task 1.0":     "0c74fd056319f5119a0a0c2a093818354d148a42bf58e6bea8afc832b3c36b5a",
+		"axlr_sync 1.0":     "5b43b14eba9c12a7e49b680edde38e8ca97fd018a28ee18a8e88088cb87e7dce",
 	}
 	for key, list := range steps {
 		b, err := json.Marshal(list)
@@ -267,6 +270,13 @@ func newWalk(t *testing.T, kind string) *walk {
 	if !ok {
 		t.Fatalf("no job definition for %s", kind)
 	}
+	return startWalk(t, d, map[string]any{d.BriefInput: "the brief", "workspace": "/clone", "repository": "o/r"})
+}
+
+// startWalk publishes a definition in a fresh embedded engine and starts
+// an instance of it with the context.
+func startWalk(t *testing.T, d Definition, context map[string]any) *walk {
+	t.Helper()
 	e, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -282,8 +292,7 @@ func newWalk(t *testing.T, kind string) *walk {
 	}
 	w := &walk{t: t, e: e, d: d, id: "axlr-job-1"}
 	_, err = e.StartPublished(t.Context(), made.StartRequest{Ceremony: d.Name, Version: d.Version, CeremonyID: w.id,
-		ActorID: "axlr", ActorKind: made.ActorService,
-		Context: map[string]any{d.BriefInput: "the brief", "workspace": "/clone", "repository": "o/r"}})
+		ActorID: "axlr", ActorKind: made.ActorService, Context: context})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,33 +544,34 @@ func TestImproveWalks(t *testing.T) {
 }
 
 // TestLookups: --mode takes the work modes only; a job's kind finds its
-// definition through ForJob alone.
+// definition through ForJob alone, a part of a plan through ForPlan alone.
 func TestLookups(t *testing.T) {
 	if got := Modes(); !slices.Equal(got, []string{"debug", "delivery"}) {
 		t.Fatalf("Modes() = %v, want [debug delivery]", got)
 	}
+	lookups := map[string]func(string) (Definition, bool){"mode": ForMode, "job": ForJob, "plan": ForPlan}
 	tests := []struct {
-		key           string
-		job           bool
+		key, lookup   string
 		name, version string
 	}{
-		{"debug", false, "axlr_debug", "2.1"},
-		{"delivery", false, "axlr_delivery", "2.1"},
-		{"repair", true, "axlr_repair", "1.0"},
-		{"improve", true, "axlr_improve", "1.0"},
+		{"debug", "mode", "axlr_debug", "2.1"},
+		{"delivery", "mode", "axlr_delivery", "2.1"},
+		{"repair", "job", "axlr_repair", "1.0"},
+		{"improve", "job", "axlr_improve", "1.0"},
+		{PartPlan, "plan", "axlr_plan", "1.0"},
+		{PartTask, "plan", "axlr_task", "1.0"},
+		{PartSync, "plan", "axlr_sync", "1.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			lookup, other := ForMode, ForJob
-			if tt.job {
-				lookup, other = ForJob, ForMode
-			}
-			d, ok := lookup(tt.key)
-			if !ok || d.Name != tt.name || d.Version != tt.version || d.Job != tt.job || d.Mode != tt.key {
+			d, ok := lookups[tt.lookup](tt.key)
+			if !ok || d.Name != tt.name || d.Version != tt.version || d.Job != (tt.lookup == "job") || d.Plan != (tt.lookup == "plan") || d.Mode != tt.key {
 				t.Fatalf("found %+v, %v; want %s %s", d, ok, tt.name, tt.version)
 			}
-			if d, ok := other(tt.key); ok {
-				t.Fatalf("%s is found by the other lookup too: %+v", tt.key, d)
+			for name, other := range lookups {
+				if d, ok := other(tt.key); ok && name != tt.lookup {
+					t.Fatalf("%s is found by the %s lookup too: %+v", tt.key, name, d)
+				}
 			}
 			if !Cancellable(d.Name, d.Version) {
 				t.Fatalf("%s %s is not cancellable", d.Name, d.Version)

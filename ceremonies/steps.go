@@ -42,21 +42,38 @@ const (
 	// zero and ran a test (not NoTestsRun): the improvement is present. A
 	// command the model hands back is ignored.
 	CheckPresent Check = "present"
+	// CheckRed is a plan task's red step: the hand-back's test_files must
+	// be paths of the task's scope that are test files and changed since
+	// the task's start, else the round fails without a run (the outcome
+	// false, the files named in the reply); then AXLR runs the task's unit
+	// check, approved with the plan (no command is handed back), and the
+	// step's outcome holds when it exits nonzero. The test files' digests
+	// are then frozen for the green step.
+	CheckRed Check = "red"
+	// CheckGreen is a plan task's green step: the frozen test files and
+	// the protected files must be intact and every change since the start
+	// inside the task's scope (git status, less the files changed before
+	// the start; without Git, the digests only), else the round fails
+	// without a run (the outcome false, the files named in the reply);
+	// then AXLR runs the task's unit check, and the step's outcome holds
+	// when it exits zero and ran a test (not NoTestsRun).
+	CheckGreen Check = "green"
 )
 
 // Holds reports whether a run of the check, which exited with exit and
-// printed output, did what its step needs: reproduce, that it failed;
-// missing, that it failed or ran no test; rerun, that it passed; present,
-// that it passed and ran a test; baseline, revision and none, that it ran.
+// printed output, did what its step needs: reproduce and red, that it
+// failed; missing, that it failed or ran no test; rerun, that it passed;
+// present and green, that it passed and ran a test; baseline, revision and
+// none, that it ran.
 func (c Check) Holds(exit int, output string) bool {
 	switch c {
-	case CheckReproduce:
+	case CheckReproduce, CheckRed:
 		return exit != 0
 	case CheckMissing:
 		return exit != 0 || NoTestsRun(output)
 	case CheckRerun:
 		return exit == 0
-	case CheckPresent:
+	case CheckPresent, CheckGreen:
 		return exit == 0 && !NoTestsRun(output)
 	}
 	return true
@@ -83,15 +100,30 @@ func NoTestsRun(output string) bool {
 // FieldType is the JSON shape of a hand-back field.
 type FieldType string
 
-// Field types. Int and TextList describe only what AXLR records at a
-// console step: a model's hand-back never carries them.
+// Field types. Int, Digests, CheckRun, CheckRuns and Responses describe
+// only what AXLR records at a console step: a model's hand-back never
+// carries them.
 const (
 	Text     FieldType = "text"      // a non-empty string
 	Bool     FieldType = "bool"      // true or false
 	Command  FieldType = "command"   // {program, args}
 	Links    FieldType = "links"     // [{ref, rel, why, evidence?}], at most MaxLinks
 	Int      FieldType = "int"       // an integer
-	TextList FieldType = "text_list" // [string]
+	TextList FieldType = "text_list" // [string], each non-empty
+	// Tasks are a plan's tasks: [PlanTask].
+	Tasks FieldType = "tasks"
+	// Notes are a worker's notes for later tasks: [Note].
+	Notes FieldType = "notes"
+	// Digests are files' SHA-256 digests in hex by workspace path, "" for
+	// a file that does not exist.
+	Digests FieldType = "digests"
+	// CheckRun is one run of a command as the check's record holds it:
+	// {program, args, exit_code, output_tail}.
+	CheckRun FieldType = "check_run"
+	// CheckRuns are check runs by a key the field names.
+	CheckRuns FieldType = "check_runs"
+	// Responses are a reconciliation round's: [Response].
+	Responses FieldType = "responses"
 )
 
 // Field is one field the model hands back, or that AXLR records at a
@@ -102,6 +134,12 @@ type Field struct {
 	Description string
 	// Values are the only values a recorded text field takes; empty: any.
 	Values []string `json:",omitempty"`
+	// MinItems and MaxItems bound a list's items (MaxItems zero: no bound
+	// but the type's own); MaxChars bounds a text's characters, or each
+	// item's text (zero: MaxFieldBytes bytes only).
+	MinItems int `json:",omitempty"`
+	MaxItems int `json:",omitempty"`
+	MaxChars int `json:",omitempty"`
 }
 
 // Link is one connect_to link a diagnosis proposes: from the cause to a
@@ -142,6 +180,9 @@ type Step struct {
 	// output, which the definition's guards read.
 	Console bool    `json:",omitempty"`
 	Records []Field `json:",omitempty"`
+	// TestFilesOnly: local_write and local_edit reach only test files in
+	// this step (a plan task's red), under every profile.
+	TestFilesOnly bool `json:",omitempty"`
 }
 
 // MaxFieldBytes bounds a text field of a hand-back.
@@ -350,6 +391,9 @@ type HandBack struct {
 	// NotFeasible: the model declared the improvement not feasible
 	// (feasible: false).
 	NotFeasible bool
+	// NotTestable: the model declared that no test the unit check runs
+	// can show a plan task's goal (testable: false).
+	NotTestable bool
 	// Ignored names the fields dropped under the compact profile.
 	Ignored []string
 }
@@ -360,10 +404,12 @@ type HandBack struct {
 // not take is dropped and named in Ignored, and a check_command (or its
 // args) sent as one string is split on spaces. A string that holds shell
 // syntax is refused: there is no implicit shell, so a command that needs
-// one names it ({"program": "/bin/sh", "args": ["-c", "..."]}). A set of
-// Requires that names a bool field (reproducible, feasible) is the model's
-// declaration that the step cannot be done: it holds only when that field
-// is false. A console step is refused: AXLR runs it, not the model.
+// one names it ({"program": "/bin/sh", "args": ["-c", "..."]}). An
+// optional text (one no set of Requires names) left empty is not given. A
+// set of Requires that names a bool field (reproducible, feasible,
+// testable) is the model's declaration that the step cannot be done: it
+// holds only when that field is false. A console step is refused: AXLR
+// runs it, not the model.
 func Validate(definition, version, step string, args []byte, compact bool) (HandBack, error) {
 	st, ok := StepOf(definition, version, step)
 	if !ok {
@@ -403,11 +449,15 @@ func Validate(definition, version, step string, args []byte, compact bool) (Hand
 			}
 			return HandBack{}, fmt.Errorf("step %s takes %s; %q is not one of its fields", step, fieldList(st), name)
 		}
+		if f.Type == Text && !required(st, name) && blank(raw[name]) {
+			// An optional text left empty is not given.
+			continue
+		}
 		v, err := decodeField(f, raw[name], compact)
 		if err != nil {
 			return HandBack{}, fmt.Errorf("%s: %w", name, err)
 		}
-		if cmd, ok := v.(CheckCommand); ok {
+		if cmd, ok := v.(CheckCommand); ok && name == "check_command" {
 			hb.Command = &cmd
 		}
 		switch {
@@ -415,6 +465,8 @@ func Validate(definition, version, step string, args []byte, compact bool) (Hand
 			hb.NotReproducible = true
 		case name == "feasible" && v == false:
 			hb.NotFeasible = true
+		case name == "testable" && v == false:
+			hb.NotTestable = true
 		}
 		hb.Fields[name] = v
 	}
@@ -428,6 +480,17 @@ func Validate(definition, version, step string, args []byte, compact bool) (Hand
 		alts[i] = strings.Join(set, ", ")
 	}
 	return HandBack{}, fmt.Errorf("step %s needs %s", step, strings.Join(alts, "; or "))
+}
+
+// required reports whether a set of the step's Requires names the field.
+func required(st Step, name string) bool {
+	return slices.ContainsFunc(st.Requires, func(set []string) bool { return slices.Contains(set, name) })
+}
+
+// blank reports whether a JSON value is a string of nothing but spaces.
+func blank(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
 }
 
 func fieldList(st Step) string {
@@ -473,17 +536,20 @@ func decodeField(f Field, raw json.RawMessage, compact bool) (any, error) {
 		if strings.TrimSpace(s) == "" {
 			return nil, errors.New("must not be empty")
 		}
-		if len(s) > MaxFieldBytes {
-			return nil, fmt.Errorf("is over the %d KiB limit", MaxFieldBytes>>10)
-		}
-		if !utf8.ValidString(s) {
-			return nil, errors.New("is not valid UTF-8")
+		if err := boundText(f, s); err != nil {
+			return nil, err
 		}
 		return s, nil
 	case Command:
 		return decodeCommand(raw, compact)
 	case Links:
 		return decodeLinks(raw)
+	case TextList:
+		return decodeTextList(f, raw, compact)
+	case Notes:
+		return decodeNotes(f, raw)
+	case Tasks:
+		return decodeTasks(f, raw, compact)
 	}
 	return nil, fmt.Errorf("unknown field type %s", f.Type)
 }
@@ -593,6 +659,20 @@ func orEmpty(b []byte) []byte {
 	return b
 }
 
+// boundText checks a text's size and encoding against the field's bounds.
+func boundText(f Field, s string) error {
+	if len(s) > MaxFieldBytes {
+		return fmt.Errorf("is over the %d KiB limit", MaxFieldBytes>>10)
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); f.MaxChars > 0 && n > f.MaxChars {
+		return fmt.Errorf("is %d characters; at most %d", n, f.MaxChars)
+	}
+	return nil
+}
+
 // StepDoneSchema is the JSON Schema of axlr_step_done's arguments: every
 // field of the ceremony's model steps under the standard profile, the
 // step's own under the compact one. A console step has none.
@@ -624,18 +704,13 @@ func StepDoneSchema(definition, version, step string, compact bool) (json.RawMes
 	for _, f := range fields {
 		switch f.Type {
 		case Text:
-			props[f.Name] = map[string]any{"type": "string", "description": f.Description}
+			props[f.Name] = bounded(map[string]any{"type": "string", "description": f.Description}, "maxLength", f.MaxChars)
 		case Bool:
 			props[f.Name] = map[string]any{"type": "boolean", "description": f.Description}
 		case Command:
-			props[f.Name] = map[string]any{
-				"type": "object", "description": f.Description,
-				"properties": map[string]any{
-					"program": map[string]any{"type": "string"},
-					"args":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-				},
-				"required": []string{"program"},
-			}
+			props[f.Name] = commandSchema(f.Description)
+		case TextList, Notes, Tasks:
+			props[f.Name] = listSchema(f)
 		case Links:
 			props[f.Name] = map[string]any{
 				"type": "array", "description": f.Description, "maxItems": MaxLinks,
@@ -653,6 +728,78 @@ func StepDoneSchema(definition, version, step string, compact bool) (json.RawMes
 		}
 	}
 	return json.Marshal(map[string]any{"type": "object", "properties": props})
+}
+
+func commandSchema(description string) map[string]any {
+	s := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"program": map[string]any{"type": "string"},
+			"args":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+		"required": []string{"program"},
+	}
+	if description != "" {
+		s["description"] = description
+	}
+	return s
+}
+
+// bounded sets a schema's bound when it is not zero.
+func bounded(s map[string]any, key string, n int) map[string]any {
+	if n > 0 {
+		s[key] = n
+	}
+	return s
+}
+
+// stringList is the schema of a task's list of paths or ids.
+func stringList(minItems, maxItems int) map[string]any {
+	s := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+	return bounded(bounded(s, "minItems", minItems), "maxItems", maxItems)
+}
+
+// listSchema is the schema of a list field a model hands back.
+func listSchema(f Field) map[string]any {
+	var items map[string]any
+	switch f.Type {
+	case TextList:
+		items = bounded(map[string]any{"type": "string"}, "maxLength", f.MaxChars)
+	case Notes:
+		items = map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"to":   map[string]any{"type": "string", "description": `A task id of the plan, or "all".`},
+				"text": bounded(map[string]any{"type": "string"}, "maxLength", f.MaxChars),
+			},
+			"required": []string{"to", "text"},
+		}
+	case Tasks:
+		items = map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"id":    map[string]any{"type": "string", "description": "A slug: lowercase letters, digits and hyphens, at most 40."},
+				"goal":  map[string]any{"type": "string"},
+				"scope": stringList(1, MaxScope),
+				"context": map[string]any{"type": "array", "maxItems": MaxCitations, "items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"path":  map[string]any{"type": "string"},
+						"line":  map[string]any{"type": "integer", "minimum": 1},
+						"quote": map[string]any{"type": "string"},
+					},
+					"required": []string{"path", "line", "quote"},
+				}},
+				"unit_check": commandSchema(""),
+				"depends_on": stringList(0, 0),
+				"test_first": map[string]any{"type": "boolean"},
+				"protect":    stringList(0, 0),
+			},
+			"required": []string{"id", "goal", "scope", "unit_check"},
+		}
+	}
+	s := map[string]any{"type": "array", "items": items, "description": f.Description}
+	return bounded(bounded(s, "minItems", f.MinItems), "maxItems", f.MaxItems)
 }
 
 // StepDoneDescription describes axlr_step_done to the model.

@@ -271,6 +271,7 @@ func TestHolds(t *testing.T) {
 			}{
 				{CheckMissing, tt.missing}, {CheckPresent, tt.present}, {CheckRerun, tt.rer},
 				{CheckReproduce, exit != 0}, {CheckBaseline, true}, {CheckRevision, true}, {CheckNone, true},
+				{CheckRed, exit != 0}, {CheckGreen, tt.present},
 			} {
 				if got := c.check.Holds(exit, out); got != c.want {
 					t.Errorf("%s holds %v, want %v, for exit %d:\n%s", c.check, got, c.want, exit, out)
@@ -318,6 +319,307 @@ func TestStepDoneSchemaJobs(t *testing.T) {
 		t.Fatalf("compact brief schema %v, want step, criteria, scope, check_command, feasible, observed", got)
 	}
 	if _, err := StepDoneSchema("axlr_improve", "1.0", "decide", true); err == nil || !strings.Contains(err.Error(), "AXLR's own") {
+		t.Fatalf("schema of a console step: %v", err)
+	}
+}
+
+// task is a decompose hand-back's task, as JSON, with a key replaced (or,
+// with the value "", left out).
+func task(replace ...string) string {
+	fields := map[string]string{
+		"id": `"add-max"`, "goal": `"calc.Max returns the larger int"`, "scope": `["calc/max.go", "calc/max_test.go"]`,
+		"context":    `[{"path": "calc/calc.go", "line": 3, "quote": "func Min(a, b int) int {"}]`,
+		"unit_check": `{"program": "go", "args": ["test", "./calc"]}`, "depends_on": `[]`, "test_first": `true`, "protect": `["go.mod"]`,
+	}
+	for i := 0; i+1 < len(replace); i += 2 {
+		fields[replace[i]] = replace[i+1]
+	}
+	var parts []string
+	for _, k := range []string{"id", "goal", "scope", "context", "unit_check", "depends_on", "test_first", "protect", "extra"} {
+		if v := fields[k]; v != "" {
+			parts = append(parts, `"`+k+`": `+v)
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// proposal is a decompose hand-back with the tasks given.
+func proposal(tasks ...string) string {
+	return `{"tasks": [` + strings.Join(tasks, ", ") + `], "e2e_check": {"program": "go", "args": ["test", "./..."]}, "summary_en": "Adds calc.Max."}`
+}
+
+func TestValidatePlans(t *testing.T) {
+	many := func(n int, item string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+", ", n), ", ") + "]"
+	}
+	tests := []struct {
+		name, def, step, args string
+		compact               bool
+		err                   string
+		check                 func(t *testing.T, hb HandBack)
+	}{
+		{name: "a plan", def: "axlr_plan", step: "decompose", args: proposal(task(), task("id", `" use-max "`, "depends_on", `[" add-max "]`, "context", "", "protect", "", "test_first", "")),
+			check: func(t *testing.T, hb HandBack) {
+				p, ok := hb.Proposal()
+				want := []PlanTask{
+					{ID: "add-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/max.go", "calc/max_test.go"},
+						Context:   []Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int {"}},
+						UnitCheck: CheckCommand{Program: "go", Args: []string{"test", "./calc"}}, DependsOn: []string{}, TestFirst: true, Protect: []string{"go.mod"}},
+					{ID: "use-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/max.go", "calc/max_test.go"}, Context: []Citation{},
+						UnitCheck: CheckCommand{Program: "go", Args: []string{"test", "./calc"}}, DependsOn: []string{"add-max"}, Protect: []string{}},
+				}
+				if !ok || !reflect.DeepEqual(p.Tasks, want) || !p.E2ECheck.Equal(CheckCommand{Program: "go", Args: []string{"test", "./..."}}) || p.SummaryEn != "Adds calc.Max." || p.Interfaces != "" {
+					t.Fatalf("proposal %+v, %v", p, ok)
+				}
+				if hb.Command != nil {
+					t.Fatalf("e2e_check taken as the step's check_command: %+v", hb.Command)
+				}
+			}},
+		{name: "interfaces", def: "axlr_plan", step: "decompose",
+			args: strings.Replace(proposal(task()), `"summary_en"`, `"interfaces": "func Max(a, b int) int", "summary_en"`, 1),
+			check: func(t *testing.T, hb HandBack) {
+				if p, _ := hb.Proposal(); p.Interfaces != "func Max(a, b int) int" {
+					t.Fatalf("interfaces %q", p.Interfaces)
+				}
+			}},
+		{name: "interfaces left empty are not given", def: "axlr_plan", step: "decompose",
+			args: strings.Replace(proposal(task()), `"summary_en"`, `"interfaces": " ", "summary_en"`, 1),
+			check: func(t *testing.T, hb HandBack) {
+				if _, ok := hb.Fields["interfaces"]; ok {
+					t.Fatalf("fields %v", hb.Fields)
+				}
+			}},
+		{name: "a required text left empty is refused", def: "axlr_plan", step: "decompose",
+			args: strings.Replace(proposal(task()), `"Adds calc.Max."`, `""`, 1), err: "summary_en: must not be empty"},
+		{name: "interfaces over the limit", def: "axlr_plan", step: "decompose",
+			args: strings.Replace(proposal(task()), `"summary_en"`, `"interfaces": "`+strings.Repeat("é", MaxInterfacesChars+1)+`", "summary_en"`, 1),
+			err:  "interfaces: is 2049 characters; at most 2048"},
+		{name: "no e2e_check", def: "axlr_plan", step: "decompose", args: `{"tasks": [` + task() + `], "summary_en": "s"}`,
+			err: "step decompose needs tasks, e2e_check, summary_en"},
+		{name: "no task", def: "axlr_plan", step: "decompose", args: proposal(), err: "tasks: holds no tasks; give at least one"},
+		{name: "thirteen tasks", def: "axlr_plan", step: "decompose", args: proposal(strings.Split(strings.Repeat(task()+"\x00", MaxTasks+1), "\x00")[:MaxTasks+1]...),
+			err: "tasks: holds 13 tasks; at most 12"},
+		{name: "tasks not a list", def: "axlr_plan", step: "decompose", args: `{"tasks": {"id": "a"}, "e2e_check": {"program": "go"}, "summary_en": "s"}`,
+			err: "tasks: must be an array of tasks"},
+		{name: "a task without id", def: "axlr_plan", step: "decompose", args: proposal(task("id", `" "`)), err: "tasks: task 1: id must not be empty"},
+		{name: "a task without goal", def: "axlr_plan", step: "decompose", args: proposal(task(), task("id", `"b"`, "goal", "")),
+			err: "tasks: task 2 (b): goal must not be empty"},
+		{name: "an unknown key", def: "axlr_plan", step: "decompose", args: proposal(task("extra", `"x"`)),
+			err: `tasks: task 1 (add-max): must be {id, goal, scope, context, unit_check, depends_on, test_first, protect}: json: unknown field "extra"`},
+		{name: "no scope", def: "axlr_plan", step: "decompose", args: proposal(task("scope", `[]`)),
+			err: "tasks: task 1 (add-max): scope holds no path; give the files the task may change, at least one"},
+		{name: "nine scope paths", def: "axlr_plan", step: "decompose", args: proposal(task("scope", many(MaxScope+1, `"a.go"`))),
+			err: "tasks: task 1 (add-max): scope lists 9 paths; split the task (at most 8)"},
+		{name: "an empty scope path", def: "axlr_plan", step: "decompose", args: proposal(task("scope", `["a.go", " "]`)),
+			err: "tasks: task 1 (add-max): scope item 2 must not be empty"},
+		{name: "nine citations", def: "axlr_plan", step: "decompose", args: proposal(task("context", many(MaxCitations+1, `{"path": "a.go", "line": 1, "quote": "package main here"}`))),
+			err: "tasks: task 1 (add-max): context holds 9 citations; at most 8"},
+		{name: "a citation at line 0", def: "axlr_plan", step: "decompose", args: proposal(task("context", `[{"path": "a.go", "line": 0, "quote": "q"}]`)),
+			err: "tasks: task 1 (add-max): citation 1 (a.go): line must be a line number, from 1"},
+		{name: "a citation's line as a string", def: "axlr_plan", step: "decompose", args: proposal(task("context", `[{"path": "a.go", "line": "3", "quote": "q"}]`)),
+			err: "tasks: task 1 (add-max): must be {id, goal, scope, context, unit_check, depends_on, test_first, protect}"},
+		{name: "a citation without quote", def: "axlr_plan", step: "decompose", args: proposal(task("context", `[{"path": "a.go", "line": 3, "quote": " "}]`)),
+			err: "tasks: task 1 (add-max): citation 1 (a.go:3): quote must not be empty"},
+		{name: "no unit_check", def: "axlr_plan", step: "decompose", args: proposal(task("unit_check", "")),
+			err: `tasks: task 1 (add-max): unit_check is missing`},
+		{name: "unit_check as a string refused (standard)", def: "axlr_plan", step: "decompose", args: proposal(task("unit_check", `"go test ./calc"`)),
+			err: "tasks: task 1 (add-max): unit_check: must be an object"},
+		{name: "unit_check as a string split (compact)", def: "axlr_plan", step: "decompose", compact: true, args: proposal(task("unit_check", `"go test ./calc"`)),
+			check: func(t *testing.T, hb HandBack) {
+				if p, _ := hb.Proposal(); !p.Tasks[0].UnitCheck.Equal(CheckCommand{Program: "go", Args: []string{"test", "./calc"}}) {
+					t.Fatalf("unit_check %+v", p.Tasks[0].UnitCheck)
+				}
+			}},
+
+		{name: "red", def: "axlr_task", step: "red", args: `{"test_files": [" calc/max_test.go "], "expected": "undefined: Max"}`,
+			check: func(t *testing.T, hb HandBack) {
+				if !reflect.DeepEqual(hb.Fields["test_files"], []string{"calc/max_test.go"}) || hb.NotTestable {
+					t.Fatalf("hand-back %+v", hb)
+				}
+			}},
+		{name: "red without test files", def: "axlr_task", step: "red", args: `{"test_files": [], "expected": "e"}`,
+			err: "test_files: holds no items; give at least one"},
+		{name: "red with five test files", def: "axlr_task", step: "red", args: `{"test_files": ["a", "b", "c", "d", "e"], "expected": "e"}`,
+			err: "test_files: holds 5 items; at most 4"},
+		{name: "a test file as a string refused (standard)", def: "axlr_task", step: "red", args: `{"test_files": "calc/max_test.go", "expected": "e"}`,
+			err: "test_files: must be an array of strings"},
+		{name: "a test file as a string taken (compact)", def: "axlr_task", step: "red", compact: true, args: `{"test_files": "calc/max_test.go", "expected": "e"}`,
+			check: func(t *testing.T, hb HandBack) {
+				if !reflect.DeepEqual(hb.Fields["test_files"], []string{"calc/max_test.go"}) {
+					t.Fatalf("test_files %#v", hb.Fields["test_files"])
+				}
+			}},
+		{name: "declared untestable", def: "axlr_task", step: "red", args: `{"testable": false, "observed": "the goal is a doc comment"}`,
+			check: func(t *testing.T, hb HandBack) {
+				if !hb.NotTestable {
+					t.Fatalf("hand-back %+v", hb)
+				}
+			}},
+		{name: "testable true is no declaration", def: "axlr_task", step: "red", args: `{"testable": true, "observed": "x"}`,
+			err: "step red needs test_files, expected; or testable, observed"},
+		{name: "red takes no command", def: "axlr_task", step: "red", args: `{"test_files": ["a_test.go"], "expected": "e", "check_command": {"program": "true"}}`,
+			err: `step red takes test_files, expected, testable, observed; "check_command" is not one of its fields`},
+
+		{name: "green", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S."}`},
+		{name: "green with notes and questions", def: "axlr_task", step: "green",
+			args: `{"summary": "s", "summary_en": "S.", "notes": [{"to": "all", "text": " calc.Max exists "}, {"to": "use-max", "text": "` + strings.Repeat("é", MaxNoteChars) + `"}], "questions": ["Should Max take floats?"]}`,
+			check: func(t *testing.T, hb HandBack) {
+				want := []Note{{To: NoteToAll, Text: "calc.Max exists"}, {To: "use-max", Text: strings.Repeat("é", MaxNoteChars)}}
+				if !reflect.DeepEqual(hb.Fields["notes"], want) || !reflect.DeepEqual(hb.Fields["questions"], []string{"Should Max take floats?"}) {
+					t.Fatalf("notes %#v, questions %#v", hb.Fields["notes"], hb.Fields["questions"])
+				}
+			}},
+		{name: "five notes", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "notes": ` + many(MaxNotes+1, `{"to": "all", "text": "t"}`) + `}`,
+			err: "notes: holds 5 notes; at most 4"},
+		{name: "a note over 500 characters", def: "axlr_task", step: "green",
+			args: `{"summary": "s", "summary_en": "S.", "notes": [{"to": "all", "text": "` + strings.Repeat("x", MaxNoteChars+1) + `"}]}`,
+			err:  "notes: note 1: text is 501 characters; at most 500"},
+		{name: "a note to no task", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "notes": [{"to": "Use Max", "text": "t"}]}`,
+			err: `notes: note 1: to "Use Max" must be a task id of the plan or "all"`},
+		{name: "a note without text", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "notes": [{"to": "all", "text": ""}]}`,
+			err: "notes: note 1: text must not be empty"},
+		{name: "a note with an unknown key", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "notes": [{"to": "all", "text": "t", "from": "x"}]}`,
+			err: `notes: note 1 must be {"to": "<task id> or all", "text": "..."}`},
+		{name: "notes not a list", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "notes": "t"}`,
+			err: "notes: must be an array of"},
+		{name: "three questions", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "questions": ["a", "b", "c"]}`,
+			err: "questions: holds 3 items; at most 2"},
+		{name: "an empty question", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "questions": ["a", " "]}`,
+			err: "questions: item 2 must not be empty"},
+		{name: "a question over 500 characters", def: "axlr_task", step: "green", args: `{"summary": "s", "summary_en": "S.", "questions": ["` + strings.Repeat("x", MaxNoteChars+1) + `"]}`,
+			err: "questions: item 1 is 501 characters; at most 500"},
+		{name: "green needs summary_en", def: "axlr_task", step: "green", args: `{"summary": "s"}`, err: "step green needs summary, summary_en"},
+
+		{name: "verify is AXLR's own", def: "axlr_plan", step: "verify", args: `{"verdict": "verified"}`, err: "step verify is AXLR's own"},
+		{name: "start is AXLR's own", def: "axlr_task", step: "start", args: `{}`, err: "step start is AXLR's own"},
+		{name: "integrate is AXLR's own", def: "axlr_sync", step: "integrate", args: `{}`, err: "step integrate is AXLR's own"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, err := Validate(tt.def, "1.0", tt.step, []byte(tt.args), tt.compact)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := hb.Proposal(); ok != (tt.step == "decompose") {
+				t.Fatalf("Proposal() ok %v for step %s", ok, tt.step)
+			}
+			if tt.check != nil {
+				tt.check(t, hb)
+			}
+		})
+	}
+}
+
+func TestNoteLines(t *testing.T) {
+	tests := []struct {
+		name, answer string
+		want         []Note
+	}{
+		{"none", "I changed calc/max.go.", []Note{}},
+		{"to a task and to all", "Fixed it.\nNOTE use-max: Max now takes int64\n  NOTE all:   go test ./... passes  \nnote all: lower case is no note\n", []Note{
+			{To: "use-max", Text: "Max now takes int64"}, {To: NoteToAll, Text: "go test ./... passes"}}},
+		{"not a task id", "NOTE Use-Max: x\nNOTE use_max: y\nNOTE : z", []Note{}},
+		{"no text", "NOTE all:   \n", []Note{}},
+		{"the first four", strings.Repeat("NOTE all: t\n", MaxNotes+2), slices.Repeat([]Note{{To: NoteToAll, Text: "t"}}, MaxNotes)},
+		{"a long text is cut", "NOTE all: " + strings.Repeat("é", MaxNoteChars+10), []Note{{To: NoteToAll, Text: strings.Repeat("é", MaxNoteChars)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NoteLines(tt.answer); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("NoteLines = %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStepDoneSchemaPlans(t *testing.T) {
+	props := func(t *testing.T, def, step string, compact bool) map[string]json.RawMessage {
+		t.Helper()
+		b, err := StepDoneSchema(def, "1.0", step, compact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Properties
+	}
+	var tasks struct {
+		Type     string `json:"type"`
+		MinItems int    `json:"minItems"`
+		MaxItems int    `json:"maxItems"`
+		Items    struct {
+			Required   []string `json:"required"`
+			Properties struct {
+				Scope   struct{ MinItems, MaxItems int } `json:"scope"`
+				Context struct {
+					MaxItems int `json:"maxItems"`
+					Items    struct {
+						Required []string `json:"required"`
+					} `json:"items"`
+				} `json:"context"`
+				UnitCheck struct {
+					Required []string `json:"required"`
+				} `json:"unit_check"`
+			} `json:"properties"`
+		} `json:"items"`
+	}
+	plan := props(t, "axlr_plan", "decompose", false)
+	if err := json.Unmarshal(plan["tasks"], &tasks); err != nil {
+		t.Fatal(err)
+	}
+	p := tasks.Items.Properties
+	if tasks.Type != "array" || tasks.MinItems != 1 || tasks.MaxItems != MaxTasks || !slices.Equal(tasks.Items.Required, []string{"id", "goal", "scope", "unit_check"}) ||
+		p.Scope.MinItems != 1 || p.Scope.MaxItems != MaxScope || p.Context.MaxItems != MaxCitations ||
+		!slices.Equal(p.Context.Items.Required, []string{"path", "line", "quote"}) || !slices.Equal(p.UnitCheck.Required, []string{"program"}) {
+		t.Fatalf("tasks schema %s", plan["tasks"])
+	}
+	var interfaces struct{ MaxLength int }
+	if err := json.Unmarshal(plan["interfaces"], &interfaces); err != nil || interfaces.MaxLength != MaxInterfacesChars {
+		t.Fatalf("interfaces schema %s", plan["interfaces"])
+	}
+	for _, record := range []string{"verdict", "decision", "outcome"} {
+		if _, ok := plan[record]; ok {
+			t.Errorf("the planner's schema offers the console's record %s", record)
+		}
+	}
+	green := props(t, "axlr_task", "green", true)
+	var notes struct {
+		MaxItems int `json:"maxItems"`
+		Items    struct {
+			Required   []string `json:"required"`
+			Properties struct {
+				Text struct{ MaxLength int } `json:"text"`
+			} `json:"properties"`
+		} `json:"items"`
+	}
+	var questions struct {
+		MaxItems int
+		Items    struct{ MaxLength int }
+	}
+	if err := json.Unmarshal(green["notes"], &notes); err != nil || notes.MaxItems != MaxNotes || notes.Items.Properties.Text.MaxLength != MaxNoteChars || !slices.Equal(notes.Items.Required, []string{"to", "text"}) {
+		t.Fatalf("notes schema %s", green["notes"])
+	}
+	if err := json.Unmarshal(green["questions"], &questions); err != nil || questions.MaxItems != MaxQuestions || questions.Items.MaxLength != MaxNoteChars {
+		t.Fatalf("questions schema %s", green["questions"])
+	}
+	if len(green) != 5 {
+		t.Fatalf("compact green schema %v, want step, summary, summary_en, notes, questions", green)
+	}
+	var testFiles struct{ MinItems, MaxItems int }
+	if err := json.Unmarshal(props(t, "axlr_task", "red", true)["test_files"], &testFiles); err != nil || testFiles.MinItems != 1 || testFiles.MaxItems != MaxTestFiles {
+		t.Fatalf("test_files schema: %+v, %v", testFiles, err)
+	}
+	if _, err := StepDoneSchema("axlr_sync", "1.0", "reconcile", true); err == nil || !strings.Contains(err.Error(), "AXLR's own") {
 		t.Fatalf("schema of a console step: %v", err)
 	}
 }
