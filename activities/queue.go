@@ -85,14 +85,6 @@ func (q *Queue) JobNow(ctx context.Context, in workflows.QueueJobInput) (workflo
 	return workflows.QueueJobResult{Record: rec}, nil
 }
 
-// approval is the merge approval the queue sends: a JobDecision and the
-// head the queue saw green, which the job merges under (a job that does
-// not read head_sha merges under the head it last read itself).
-type approval struct {
-	workflows.JobDecision
-	HeadSHA string `json:"head_sha,omitempty"`
-}
-
 // Approve hands job in.Job the merge approval: the job-decide Update under
 // in.RequestID, so a retried call, or one repeated after a crash, is
 // applied once; it answers once the job has taken the decision. The
@@ -107,8 +99,8 @@ func (q *Queue) Approve(ctx context.Context, in workflows.QueueApproveInput) (wo
 	}
 	stop := heartbeat(ctx, q.HeartbeatEvery, func() any { return "approve job " + in.Job })
 	defer stop()
-	dec := approval{JobDecision: workflows.JobDecision{RequestID: in.RequestID, Job: in.Job, Kind: jobs.PendingMerge,
-		Approve: true, Reason: in.Reason}, HeadSHA: in.HeadSHA}
+	// The head the queue saw green: the job merges under it.
+	dec := workflows.JobDecision{RequestID: in.RequestID, Job: in.Job, Kind: jobs.PendingMerge, Approve: true, Reason: in.Reason, HeadSHA: in.HeadSHA}
 	h, err := q.client(ctx).UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: workflows.JobWorkflowID(in.Job), UpdateID: in.RequestID, UpdateName: workflows.UpdateJobDecide,
 		WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{dec},

@@ -45,6 +45,7 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(Task, workflow.RegisterOptions{Name: TaskWorkflow})
 			r.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
 			r.RegisterWorkflowWithOptions(JobRegistry, workflow.RegisterOptions{Name: RegistryWorkflow})
+			r.RegisterWorkflowWithOptions(MergeQueue, workflow.RegisterOptions{Name: QueueWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
