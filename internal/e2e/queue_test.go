@@ -12,6 +12,7 @@ import (
 	"github.com/underpass-ai/axlr/forge/githubtest"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // addFunc reads the function an improvement's brief asks for: "add Triple
@@ -52,9 +53,9 @@ func queueReply(req agenttest.Request) agenttest.Reply {
 // queueEnv is a world of three improvements on a base branch under strict
 // protection: a merge needs the head up to date with main and its checks
 // green.
-func queueEnv(t *testing.T) (*githubtest.Server, *githubtest.Repository, *env) {
+func queueEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Repository, *env) {
 	t.Helper()
-	gh, repo, e := repairEnvWith(t, 1, queueReply)
+	gh, repo, e := repairEnvWith(t, afterReads, queueReply)
 	repo.SetProtection("main", githubtest.Protection{Strict: true})
 	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "jobs": {"max_active": 3}, "repair": {"repository": "underpass-ai/calc", "remote": "` +
 		repo.Path() + `", "poll_seconds": 1, "watch_minutes": 2}}`)
@@ -116,7 +117,7 @@ func mergedInOrder(ctx context.Context, t *testing.T, c *client.Client, repo *gi
 // waits for its checks on the new head and hands the approval to the job.
 // Three pull requests, three merges, each job within its three updates.
 func TestMergeQueue(t *testing.T) {
-	gh, repo, e := queueEnv(t)
+	gh, repo, e := queueEnv(t, 1)
 	e.start()
 	c := dialAxlrd(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -138,6 +139,7 @@ func TestMergeQueue(t *testing.T) {
 		t.Fatalf("queue twice: exit %d %s", r.code, r.stderr)
 	}
 	mergedInOrder(ctx, t, c, repo, order)
+	captureWorkflow(t, e, workflows.QueueWorkflowID("underpass-ai/calc", "main"), "queue_three")
 	calls := gh.Calls()
 	if calls.PullRequestsOpened != 3 || calls.Merges != 3 || calls.BranchUpdates < 2 || calls.BranchUpdates > 3*3 {
 		t.Fatalf("forge calls %+v", calls)
@@ -153,4 +155,71 @@ func TestMergeQueue(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// waitPlace polls a job's record in the registry until its queue place
+// satisfies ok.
+func waitPlace(ctx context.Context, t *testing.T, c *client.Client, id string, what string, ok func(*jobs.QueuePlace) bool) {
+	t.Helper()
+	for {
+		rec, err := c.Job(ctx, id)
+		if err == nil && rec.Queue != nil && ok(rec.Queue) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("job %s never %s: %+v, %v", id, what, rec.Queue, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestMergeQueueThroughCrashes kills axlrd with SIGKILL while the queue
+// lands three jobs: between the hand-off of the first's approval and its
+// merge (the forge refusing the first merges), during the second's branch
+// update (the forge refusing the first updates), and while the queue waits
+// for the third's checks. After each restart the queue goes on in its
+// order, and each job merges once.
+func TestMergeQueueThroughCrashes(t *testing.T) {
+	gh, repo, e := queueEnv(t, 3)
+	d := e.spawn()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	restart := func(why string) {
+		t.Helper()
+		d.kill()
+		t.Logf("killed axlrd %s", why)
+		d = e.spawn()
+		c = dialAxlrd(t, e)
+	}
+
+	var ids []string
+	for _, name := range []string{"Triple", "Quad", "Penta"} {
+		ids = append(ids, readyToMerge(ctx, t, e, name))
+	}
+	gh.Fail("/merge", 502, 2)
+	gh.Fail("/update-branch", 502, 3)
+	for _, id := range ids {
+		if r := e.tui(ctx, "jobs", "queue", id); r.code != 0 {
+			t.Fatalf("queue %s: exit %d %s", id, r.code, r.stderr)
+		}
+	}
+	for gh.Calls().MergeAttempts == 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	restart("between the first approval's hand-off and its merge")
+
+	waitPlace(ctx, t, c, ids[1], "updating", func(p *jobs.QueuePlace) bool { return p.State == jobs.QueueUpdating })
+	restart("during the second's branch update")
+
+	waitPlace(ctx, t, c, ids[2], "waiting for its checks", func(p *jobs.QueuePlace) bool {
+		return p.Position == 1 && p.State == jobs.QueueChecks && strings.HasPrefix(p.Note, "waiting for checks")
+	})
+	restart("while the queue waits for the third's checks")
+
+	mergedInOrder(ctx, t, c, repo, ids)
+	if calls := gh.Calls(); calls.PullRequestsOpened != 3 || calls.Merges != 3 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	captureWorkflow(t, e, workflows.QueueWorkflowID("underpass-ai/calc", "main"), "queue_crashes")
 }
