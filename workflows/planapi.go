@@ -1,0 +1,111 @@
+package workflows
+
+import (
+	"github.com/underpass-ai/axlr/plans"
+)
+
+// A plan (/plan) is one workflow: it asks the planner model for a
+// decomposition (axlr_plan 1.0), verifies it without a model, runs the
+// commands it names once as a baseline after the person approved them,
+// takes the person's approval of the plan, then runs its waves in the
+// background: each task in a fresh one-shot task worker (axlr_task 1.0),
+// the tasks of a wave one after another in the workspace, and after each
+// wave whose tasks all finished the sync (axlr_sync 1.0). These are the
+// names and shapes the plan workflow, its task workers and its clients
+// share.
+
+// Names of a plan.
+const (
+	PlanWorkflow = "axlr.Plan"
+	// UpdatePlanDecide takes the person's decision on what the plan waits
+	// for (PlanDecision): the commands to run as the baseline, or the plan
+	// itself (approve, return with a reason, decline with a reason). It
+	// answers the record once the plan has taken the decision.
+	UpdatePlanDecide = "plan-decide"
+	// QueryPlan answers the plan's plans.Record.
+	QueryPlan = "plan"
+	// PlanTaskWorkflow is a plan task's worker: one task of a plan in a
+	// fresh session, run to its hand-back.
+	PlanTaskWorkflow = "axlr.PlanTask"
+)
+
+// PlanWorkflowID is the workflow id of a plan.
+func PlanWorkflowID(id string) string { return "axlr-plan-" + id }
+
+// PlanTaskWorkflowID is the workflow id of a plan task's worker (round 0:
+// the task's run; later rounds: a sync's reconciliation of it).
+func PlanTaskWorkflowID(plan, task string, round int) string {
+	id := "axlr-plan-" + plan + "-" + task
+	if round > 0 {
+		id += "-r" + string(rune('0'+round))
+	}
+	return id
+}
+
+// PlanInput starts a plan.
+type PlanInput struct {
+	Record    plans.Record `json:"record"`
+	SessionID string       `json:"session_id"`
+	Host      string       `json:"host"`
+	// Model is the planner's (plan.model, default the session's); TaskModel
+	// the task workers' (the session's).
+	Model     string `json:"model,omitempty"`
+	TaskModel string `json:"task_model,omitempty"`
+	// AutoApprove approves a verified plan without the person
+	// (plan.auto_approve); the baseline commands still ask.
+	AutoApprove bool `json:"auto_approve,omitempty"`
+}
+
+// PlanDecision is the person's decision on what a plan waits for.
+type PlanDecision struct {
+	RequestID string `json:"request_id"`
+	Plan      string `json:"plan"`
+	// Kind is what it decides: "commands" (the baseline commands) or
+	// "plan" (the plan itself).
+	Kind string `json:"kind"`
+	// Decision: approve or deny for commands; approve, return or decline
+	// for the plan.
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// The kinds and decisions of a PlanDecision.
+const (
+	PlanDecideCommands = "commands"
+	PlanDecidePlan     = "plan"
+	PlanApprove        = "approve"
+	PlanDeny           = "deny"
+	PlanReturn         = "return"
+	PlanDecline        = "decline"
+)
+
+// PlanTaskInput starts a plan task's worker.
+type PlanTaskInput struct {
+	Plan string `json:"plan"`
+	// Task is the task as the verified decomposition gives it.
+	Task plans.TaskSpec `json:"task"`
+	Wave int            `json:"wave"`
+	// Prompt is the worker's first message: the task's context pack and
+	// the notes earlier tasks left for it.
+	Prompt    string `json:"prompt"`
+	SessionID string `json:"session_id"`
+	Host      string `json:"host"`
+	Root      string `json:"root"`
+	Model     string `json:"model,omitempty"`
+	// Changed are the files earlier tasks of the plan changed, whose
+	// digests start records.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// PlanTaskResult is how a task's worker ended.
+type PlanTaskResult struct {
+	// Status is plans.TaskDone or plans.TaskBlocked.
+	Status    plans.TaskStatus `json:"status"`
+	SessionID string           `json:"session_id"`
+	Changed   []string         `json:"changed,omitempty"`
+	Revision  string           `json:"revision,omitempty"`
+	Summary   string           `json:"summary,omitempty"`
+	Notes     []plans.Note     `json:"notes,omitempty"`
+	Questions []string         `json:"questions,omitempty"`
+	Reason    string           `json:"reason,omitempty"`
+}
