@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+
 	"github.com/underpass-ai/axlr/plans"
 )
 
@@ -37,7 +39,7 @@ func PlanWorkflowID(id string) string { return "axlr-plan-" + id }
 func PlanTaskWorkflowID(plan, task string, round int) string {
 	id := "axlr-plan-" + plan + "-" + task
 	if round > 0 {
-		id += "-r" + string(rune('0'+round))
+		id += fmt.Sprintf("-r%d", round)
 	}
 	return id
 }
