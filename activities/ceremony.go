@@ -55,6 +55,9 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 	if in.Job {
 		def, ok = ceremonies.ForJob(in.Mode)
 	}
+	if in.Plan {
+		def, ok = ceremonies.ForPlan(in.Mode)
+	}
 	if !ok {
 		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError("no ceremony runs in mode "+in.Mode, workflows.ErrTypeBadRequest, nil)
 	}

@@ -186,8 +186,11 @@ func (c *CeremonyState) budget() int {
 type CeremonyStartInput struct {
 	// Mode is the work mode that runs the ceremony, or with Job the job's
 	// kind (repair, improve).
-	Mode       string         `json:"mode"`
-	Job        bool           `json:"job,omitempty"`
+	Mode string `json:"mode"`
+	Job  bool   `json:"job,omitempty"`
+	// Plan: Mode is a part of a plan (ceremonies.PartPlan, PartTask,
+	// PartSync).
+	Plan       bool           `json:"plan,omitempty"`
 	InstanceID string         `json:"instance_id"`
 	SessionID  string         `json:"session_id"`
 	Context    map[string]any `json:"context"`

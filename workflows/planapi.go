@@ -111,3 +111,15 @@ type PlanTaskResult struct {
 	Questions []string         `json:"questions,omitempty"`
 	Reason    string           `json:"reason,omitempty"`
 }
+
+// Search attributes of a plan's workflows, so an operator finds a plan and
+// its tasks in the Web UI and axlr-tui history: the plan's id and status
+// on the plan's workflow; the plan's id, the task's id and its wave (Int)
+// on each task's worker (the others Keyword). axlrd registers them on its
+// namespace.
+const (
+	SearchAttributePlan       = "AxlrPlan"
+	SearchAttributePlanTask   = "AxlrPlanTask"
+	SearchAttributePlanWave   = "AxlrPlanWave"
+	SearchAttributePlanStatus = "AxlrPlanStatus"
+)
