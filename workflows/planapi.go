@@ -123,3 +123,8 @@ const (
 	SearchAttributePlanWave   = "AxlrPlanWave"
 	SearchAttributePlanStatus = "AxlrPlanStatus"
 )
+
+// PlanDecideRecover is the kind of the decision that recovers an
+// interrupted plan: the plan's workflow keeps its state when interrupted,
+// and the decision runs it on from where it stood.
+const PlanDecideRecover = "recover"

@@ -60,8 +60,10 @@ type Settings struct {
 	Jobs   Jobs   `json:"jobs,omitzero"`
 	Forge  Forge  `json:"forge,omitzero"`
 
+	// Plan configures /plan.
+	Plan Plan `json:"plan,omitzero"`
+
 	// Keys of later features: known, kept, not used yet.
-	Plan        json.RawMessage `json:"plan,omitempty" settings:"opaque"`
 	Ceremonies  Ceremonies      `json:"ceremonies,omitzero"`
 	Jev         json.RawMessage `json:"jev,omitempty" settings:"opaque"`
 	LocalModels json.RawMessage `json:"local_models,omitempty" settings:"opaque"`
@@ -172,6 +174,24 @@ func (s *Settings) JobsMaxActive() int { return cmp.Or(s.Jobs.MaxActive, Default
 // JobLimits returns the registry's limits as the settings give them.
 func (s *Settings) JobLimits() jobs.Limits {
 	return jobs.Limits{MaxActive: s.JobsMaxActive(), MaxAttempts: s.RepairMaxAttempts()}
+}
+
+// Plan configures /plan.
+type Plan struct {
+	// Model is the planner's model: empty or "session" is the session's
+	// (--model, then settings.json's model).
+	Model string `json:"model,omitempty"`
+	// AutoApprove approves a verified plan without the person; the
+	// commands it runs as the baseline still ask.
+	AutoApprove bool `json:"auto_approve,omitempty"`
+}
+
+// PlanModel returns the planner's model for a session of model.
+func (s *Settings) PlanModel(model string) string {
+	if s.Plan.Model == "" || s.Plan.Model == "session" {
+		return model
+	}
+	return s.Plan.Model
 }
 
 // Tools configures the host tools.

@@ -19,6 +19,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/internal/cmd/history"
 	"github.com/underpass-ai/axlr/internal/cmd/jobs"
+	"github.com/underpass-ai/axlr/internal/cmd/plans"
 	"github.com/underpass-ai/axlr/internal/cmd/queue"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
 )
@@ -40,6 +41,8 @@ const Usage = `Usage:
   axlr-tui jobs recover ID [--model NAME] | install ID
   axlr-tui jobs queue ID | unqueue ID [--reason TEXT]
   axlr-tui queue [--json]
+  axlr-tui --plan "<brief>" [--model NAME] [--root DIR] [--json] [--detach]
+  axlr-tui plans [--json] | show|watch|approve|recover ID | return|decline ID --reason TEXT
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
 
@@ -92,7 +95,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 	})
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorWrap(err) })
 	cmdutil.AddConnectionFlags(cmd.PersistentFlags(), &f.Conn)
-	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil), queue.NewCmdQueue(f, nil))
+	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil), queue.NewCmdQueue(f, nil), plans.NewCmdPlans(f, nil))
 	return cmd
 }
 
@@ -105,7 +108,9 @@ func Execute(ctx context.Context, f *factory.Factory, args []string) error {
 		cmd = exec.NewCmdExec(f, nil)
 	case holdsJob(args):
 		cmd = jobs.NewCmdLaunch(f, nil)
-	case name == "result" || name == "history" || name == "jobs" || name == "queue":
+	case holdsFlag(args, "plan"):
+		cmd = plans.NewCmdLaunch(f, nil)
+	case slices.Contains(subcommands, name):
 		cmd = NewCmdRoot(f)
 		args = append([]string{name}, rest...)
 	default:
@@ -135,13 +140,19 @@ func holdsExec(args []string) bool {
 	return false
 }
 
+// subcommands are axlr-tui's commands by name.
+var subcommands = []string{"result", "history", "jobs", "queue", "plans"}
+
 // holdsJob reports whether args start a job: --repair or --improve.
-func holdsJob(args []string) bool {
+func holdsJob(args []string) bool { return holdsFlag(args, "repair") || holdsFlag(args, "improve") }
+
+// holdsFlag reports whether args hold --name or --name=value before "--".
+func holdsFlag(args []string, name string) bool {
 	for _, a := range args {
 		switch {
 		case a == "--":
 			return false
-		case a == "--repair" || a == "--improve" || strings.HasPrefix(a, "--repair=") || strings.HasPrefix(a, "--improve="):
+		case a == "--"+name || strings.HasPrefix(a, "--"+name+"="):
 			return true
 		}
 	}
@@ -165,7 +176,7 @@ func subcommand(args []string) (string, []string) {
 		}
 		break
 	}
-	if i > 0 && i < len(args) && slices.Contains([]string{"result", "history", "jobs", "queue"}, args[i]) {
+	if i > 0 && i < len(args) && slices.Contains(subcommands, args[i]) {
 		return args[i], append(slices.Clone(args[:i]), args[i+1:]...)
 	}
 	if len(args) == 0 {

@@ -1,0 +1,206 @@
+package client
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	sdkclient "go.temporal.io/sdk/client"
+
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/plans"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// PlanLaunch is a plan to start: its brief, the workspace it plans in
+// (absolute) and the session's model (default: settings.json's).
+type PlanLaunch struct {
+	Brief string
+	Root  string
+	Model string
+}
+
+// LaunchPlan starts a plan's workflow on this host, under the client's
+// settings (plan.model, plan.auto_approve), and returns its record.
+func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, error) {
+	set := c.settings()
+	var random [3]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return plans.Record{}, fmt.Errorf("start plan: %w", err)
+	}
+	sid, err := session.NewID()
+	if err != nil {
+		return plans.Record{}, fmt.Errorf("start plan: %w", err)
+	}
+	model := cmp.Or(in.Model, set.Model)
+	now := time.Now().UTC()
+	rec := plans.Record{ID: plans.ID(in.Brief, random), Status: plans.Decomposing, Brief: in.Brief, Root: in.Root,
+		PlannerModel: set.PlanModel(model), Created: now, Updated: now}
+	_, err = c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
+		ID:                       workflows.PlanWorkflowID(rec.ID),
+		TaskQueue:                c.taskQueue(),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}, workflows.PlanWorkflow, workflows.PlanInput{Record: rec, SessionID: sid, Host: c.hostID,
+		Model: rec.PlannerModel, TaskModel: model, AutoApprove: set.Plan.AutoApprove})
+	if err != nil {
+		return plans.Record{}, c.refused(err)
+	}
+	return rec, nil
+}
+
+// Plan reads a plan's record from its workflow.
+func (c *Client) Plan(ctx context.Context, id string) (plans.Record, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflows.PlanWorkflowID(id), "", workflows.QueryPlan)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return plans.Record{}, fmt.Errorf("no such plan: %s (axlr-tui plans lists the plans)", id)
+	}
+	if err != nil {
+		return plans.Record{}, c.reached(err)
+	}
+	var rec plans.Record
+	if err := v.Get(&rec); err != nil {
+		return plans.Record{}, fmt.Errorf("decode plan %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// Plans lists every plan, newest first, whatever its status.
+func (c *Client) Plans(ctx context.Context) ([]plans.Record, error) {
+	out := []plans.Record{}
+	var token []byte
+	for {
+		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = '%s'", workflows.PlanWorkflow), NextPageToken: token, PageSize: 100,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list plans: %w", c.reached(err))
+		}
+		for _, ex := range resp.GetExecutions() {
+			v, err := c.tc.QueryWorkflow(ctx, ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId(), workflows.QueryPlan)
+			if err != nil {
+				return nil, fmt.Errorf("read plan %s: %w", ex.GetExecution().GetWorkflowId(), c.reached(err))
+			}
+			var rec plans.Record
+			if err := v.Get(&rec); err != nil {
+				return nil, fmt.Errorf("decode plan %s: %w", ex.GetExecution().GetWorkflowId(), err)
+			}
+			// A recovered plan has several runs: the latest is the plan.
+			if !slices.ContainsFunc(out, func(r plans.Record) bool { return r.ID == rec.ID }) {
+				out = append(out, rec)
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	slices.SortStableFunc(out, func(a, b plans.Record) int { return b.Created.Compare(a.Created) })
+	return out, nil
+}
+
+// DecidePlan sends the person's decision on what a plan waits for; the
+// plan's workflow refuses a decision for another plan or another wait. An
+// empty dec.RequestID gets a new id.
+func (c *Client) DecidePlan(ctx context.Context, dec workflows.PlanDecision) (plans.Record, error) {
+	if dec.RequestID == "" {
+		id, err := session.NewID()
+		if err != nil {
+			return plans.Record{}, fmt.Errorf("decide plan %s: %w", dec.Plan, err)
+		}
+		dec.RequestID = id
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, sdkclient.UpdateWorkflowOptions{
+		WorkflowID: workflows.PlanWorkflowID(dec.Plan), UpdateID: dec.RequestID, UpdateName: workflows.UpdatePlanDecide,
+		WaitForStage: sdkclient.WorkflowUpdateStageCompleted, Args: []any{dec},
+	})
+	var rec plans.Record
+	if err == nil {
+		err = h.Get(ctx, &rec)
+	}
+	if err != nil {
+		return plans.Record{}, c.refused(err)
+	}
+	return rec, nil
+}
+
+// InterruptPlan cancels a plan's workflow: it ends interrupted, and
+// axlr-tui plans recover runs it again from where it stood.
+func (c *Client) InterruptPlan(ctx context.Context, id string) error {
+	if err := c.tc.CancelWorkflow(ctx, workflows.PlanWorkflowID(id), ""); err != nil {
+		return c.refused(err)
+	}
+	return nil
+}
+
+// PlanEnd is where a plan's watch stopped: the plan waits for the person
+// or it ended. Result is its planner's execution result once the workflow
+// finished, else nil.
+type PlanEnd struct {
+	Record plans.Record
+	Result *contract.Result
+}
+
+// WatchPlan follows a plan until it next needs the person or ends, handing
+// each event of its execution to w; it outlives an axlrd restart as Watch
+// does.
+func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, error) {
+	ex := Execution{WorkflowID: workflows.PlanWorkflowID(id), ExecutionID: id}
+	after := 0
+	link := &link{w: w}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return PlanEnd{}, ctx.Err()
+		case <-timer.C:
+		}
+		p, err := c.progress(ctx, ex, after)
+		var rec plans.Record
+		if err == nil {
+			for _, ev := range p.Events {
+				w.Event(ev)
+			}
+			after = p.Next
+			rec, err = c.Plan(ctx, id)
+		}
+		var refused *serviceerror.QueryFailed
+		if errors.As(err, &refused) {
+			return PlanEnd{}, fmt.Errorf("watch plan %s: %s", id, refused.Message)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return PlanEnd{}, ctx.Err()
+			}
+			link.lost(err)
+			timer.Reset(c.retry)
+			continue
+		}
+		link.back()
+		if p.Result != nil || rec.Status.Terminal() || rec.Status == plans.Interrupted || rec.NeedsPerson() {
+			return PlanEnd{Record: rec, Result: p.Result}, nil
+		}
+		timer.Reset(c.poll)
+	}
+}
+
+// RecoverPlan runs an interrupted plan again from where it stood: its
+// workflow kept its state when it was interrupted, and waits for this.
+func (c *Client) RecoverPlan(ctx context.Context, id string) (plans.Record, error) {
+	rec, err := c.Plan(ctx, id)
+	if err != nil {
+		return plans.Record{}, err
+	}
+	if rec.Status != plans.Interrupted {
+		return plans.Record{}, fmt.Errorf("plan %s is %s: only an interrupted plan is recovered", id, rec.Status)
+	}
+	return c.DecidePlan(ctx, workflows.PlanDecision{Plan: id, Kind: workflows.PlanDecideRecover, Decision: workflows.PlanApprove})
+}
