@@ -79,6 +79,12 @@ const (
 	PlanDeny           = "deny"
 	PlanReturn         = "return"
 	PlanDecline        = "decline"
+	// PlanDecideInterrupt interrupts a plan that runs or waits, as
+	// cancelling its workflow does the first time: Temporal takes a
+	// workflow's cancellation once, so a recovered plan is interrupted
+	// with this. It takes Decision approve, as PlanDecideRecover does;
+	// Reason is the interruption's.
+	PlanDecideInterrupt = "interrupt"
 )
 
 // PlanTaskInput starts a plan task's worker.
@@ -87,6 +93,10 @@ type PlanTaskInput struct {
 	// Task is the task as the verified decomposition gives it.
 	Task plans.TaskSpec `json:"task"`
 	Wave int            `json:"wave"`
+	// Round is 0 for the task's run, and from 1 a sync's reconciliation
+	// round of it (the prompt says what the round asks; TestFirst is then
+	// false): the round of PlanTaskWorkflowID.
+	Round int `json:"round,omitempty"`
 	// Prompt is the worker's first message: the task's context pack and
 	// the notes earlier tasks left for it.
 	Prompt    string `json:"prompt"`
