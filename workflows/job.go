@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -383,6 +384,15 @@ func (j *jobRun) run(ctx workflow.Context) error {
 		Model: j.in.Model, Root: prep.Clone, Mode: string(r.Kind)}); err != nil {
 		return err
 	}
+	if j.in.Recovered != "" {
+		// The new instance's id names the session and the second it starts
+		// in: wait out the second the earlier run's instance took.
+		if wait := instanceClash(r.Instance, j.st.Current(), workflow.Now(ctx)); wait > 0 {
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
 	if err := j.driver.StartJob(ctx, string(r.Kind), r.Brief, r.ID, map[string]any{"repository": r.Repository}); err != nil {
 		return err
 	}
@@ -567,6 +577,17 @@ func (j *jobRun) console(ctx workflow.Context, step string) error {
 			len(j.st.Red), shortHead(j.st.Record.HeadSHA), strings.Join(failed, "; "), out.Step))
 	}
 	return nil
+}
+
+// instanceClash is how long a recovered job waits before it starts its
+// new instance so that its id, axlr-<session>-<unix second>, is not the
+// earlier run's (earlier) in the same session.
+func instanceClash(earlier, session string, now time.Time) time.Duration {
+	sec, err := strconv.ParseInt(strings.TrimPrefix(earlier, "axlr-"+session+"-"), 10, 64)
+	if err != nil || now.Unix() > sec {
+		return 0
+	}
+	return time.Unix(sec+1, 0).Sub(now)
 }
 
 // branchMoved reads an activity's refusal of a branch the forge moved

@@ -218,3 +218,23 @@ func TestJobMergeOfTheApprovedHead(t *testing.T) {
 		t.Fatalf("record %+v, merges %+v", rec, h.forge.merges)
 	}
 }
+
+// TestInstanceClash: a recovered job started in the second its earlier
+// run's instance took waits into the next one; later, or with an instance
+// of another session, it does not wait.
+func TestInstanceClash(t *testing.T) {
+	now := time.Unix(1796138310, 400_000_000)
+	for _, tc := range []struct {
+		earlier string
+		want    time.Duration
+	}{
+		{"axlr-s1-1796138310", 600 * time.Millisecond},
+		{"axlr-s1-1796138309", 0},
+		{"axlr-s2-1796138310", 0},
+		{"", 0},
+	} {
+		if got := instanceClash(tc.earlier, "s1", now); got != tc.want {
+			t.Errorf("instanceClash(%q) = %s, want %s", tc.earlier, got, tc.want)
+		}
+	}
+}
