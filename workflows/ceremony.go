@@ -160,6 +160,9 @@ type CeremonyState struct {
 	// StopNoted: the person stopped the ceremony and the next prompt has
 	// carried StoppedNote. False with Stopped by the person: it is due.
 	StopNoted bool `json:"stop_noted,omitempty"`
+	// PlanTask is the plan's task an axlr_task ceremony runs: what its red
+	// and green steps are checked by (CheckRed, CheckGreen).
+	PlanTask *PlanTaskCheck `json:"plan_task,omitempty"`
 }
 
 // Active reports whether the ceremony still drives the session.
@@ -415,7 +418,33 @@ func (d *Driver) StartJob(ctx workflow.Context, kind, brief, executionID string,
 	return d.start(ctx, def, CeremonyStartInput{Mode: kind, Job: true, Context: context}, brief, executionID)
 }
 
+// StartPlanTask opens the instance of axlr_task for a plan's task, its
+// context pack the brief, and claims its first step, AXLR's start: the
+// host runs it (ConsoleStep) and tells the model where the ceremony
+// stands once it is done. The task is what the red and green steps are
+// checked by.
+func (d *Driver) StartPlanTask(ctx workflow.Context, task *PlanTaskCheck, pack, executionID string) error {
+	def, ok := ceremonies.ForPlan(ceremonies.PartTask)
+	if !ok {
+		return errors.New("start plan task: no definition for a plan's task")
+	}
+	inputs := map[string]any{"plan": task.Plan, "task": task.Task, "wave": task.Wave}
+	if err := d.open(ctx, def, CeremonyStartInput{Mode: ceremonies.PartTask, Plan: true, Context: inputs}, pack, executionID); err != nil {
+		return err
+	}
+	d.c().PlanTask = task
+	return nil
+}
+
 func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in CeremonyStartInput, prompt, executionID string) error {
+	if err := d.open(ctx, def, in, prompt, executionID); err != nil {
+		return err
+	}
+	return d.note(ctx, "began", d.c().stepNote(true))
+}
+
+// open starts the instance and claims its first step.
+func (d *Driver) open(ctx workflow.Context, def ceremonies.Definition, in CeremonyStartInput, prompt, executionID string) error {
 	id := fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
 	in.InstanceID, in.SessionID = id, d.t.Current()
 	if in.Context == nil {
@@ -441,7 +470,7 @@ func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in Cerem
 	*d.mode = mode
 	d.claimed(ctx, res.Instance)
 	d.c().Execution = executionID
-	return d.note(ctx, "began", d.c().stepNote(true))
+	return nil
 }
 
 // Continue takes a new prompt while the ceremony runs: the prompt
@@ -588,6 +617,9 @@ func (d *Driver) OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bo
 			return true, d.stepDone(ctx, c, rest, false)
 		}
 		cer.Calls++
+		if msg := cer.writeRefused(c); msg != "" {
+			return true, d.t.Record(ctx, c, contract.CallFailed, "", msg)
+		}
 		if cer.Compact {
 			same := c.Tool + " " + string(c.Preview)
 			if same == cer.LastCall {
@@ -851,6 +883,14 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 			cer.Command = hb.Command
 		}
 		cmd = cer.Command
+	case ceremonies.CheckRed, ceremonies.CheckGreen:
+		refused, err := d.taskCheck(ctx, c, st, recorded, &reply)
+		if err != nil {
+			return err
+		}
+		if refused != "" {
+			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Error: refused}.text())
+		}
 	case ceremonies.CheckRerun, ceremonies.CheckPresent:
 		if cer.Command == nil {
 			return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())

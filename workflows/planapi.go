@@ -107,6 +107,9 @@ type PlanTaskInput struct {
 	// Changed are the files earlier tasks of the plan changed, whose
 	// digests start records.
 	Changed []string `json:"changed,omitempty"`
+	// Tasks are the ids of the plan's tasks, which the worker's notes may
+	// address (besides all).
+	Tasks []string `json:"tasks,omitempty"`
 }
 
 // PlanTaskResult is how a task's worker ended.
@@ -117,9 +120,11 @@ type PlanTaskResult struct {
 	Changed   []string         `json:"changed,omitempty"`
 	Revision  string           `json:"revision,omitempty"`
 	Summary   string           `json:"summary,omitempty"`
-	Notes     []plans.Note     `json:"notes,omitempty"`
-	Questions []string         `json:"questions,omitempty"`
-	Reason    string           `json:"reason,omitempty"`
+	// SummaryEn is the green step's one English sentence.
+	SummaryEn string       `json:"summary_en,omitempty"`
+	Notes     []plans.Note `json:"notes,omitempty"`
+	Questions []string     `json:"questions,omitempty"`
+	Reason    string       `json:"reason,omitempty"`
 }
 
 // Search attributes of a plan's workflows, so an operator finds a plan and
