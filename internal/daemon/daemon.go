@@ -356,10 +356,12 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: workflows.JobWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobInstall, workflow.RegisterOptions{Name: workflows.JobInstallWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.MergeQueue, workflow.RegisterOptions{Name: workflows.QueueWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.PlanTask, workflow.RegisterOptions{Name: workflows.PlanTaskWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Queue{}, activity.RegisterOptions{Name: "queue.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(&activities.PlanTask{Store: cer.Store, Workspaces: cer.Workspaces}, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
 }
 
 // madeEngine is an engine axlrd closes when it stops.
