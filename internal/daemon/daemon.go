@@ -357,11 +357,13 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterWorkflowWithOptions(workflows.JobInstall, workflow.RegisterOptions{Name: workflows.JobInstallWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.MergeQueue, workflow.RegisterOptions{Name: workflows.QueueWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.PlanTask, workflow.RegisterOptions{Name: workflows.PlanTaskWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Plan, workflow.RegisterOptions{Name: workflows.PlanWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Queue{}, activity.RegisterOptions{Name: "queue.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.PlanTask{Store: cer.Store, Workspaces: cer.Workspaces}, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
 }
 
 // madeEngine is an engine axlrd closes when it stops.
@@ -493,8 +495,9 @@ func providerConfig(s *settings.Settings, getenv func(string) string) agent.Conf
 }
 
 // searchAttributes are the search attributes axlr's workflows upsert:
-// the sessions a session workflow holds, and a job's id, kind,
-// repository, pull request and status.
+// the sessions a session workflow holds; a job's id, kind, repository,
+// pull request and status; a plan's id and status, and its task workers'
+// plan, task and wave.
 var searchAttributes = map[string]enumspb.IndexedValueType{
 	workflows.SearchAttributeSessions:    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 	workflows.SearchAttributeJob:         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
@@ -502,6 +505,10 @@ var searchAttributes = map[string]enumspb.IndexedValueType{
 	workflows.SearchAttributeRepository:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePullRequest: enumspb.INDEXED_VALUE_TYPE_INT,
 	workflows.SearchAttributeJobStatus:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributePlan:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributePlanTask:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributePlanWave:    enumspb.INDEXED_VALUE_TYPE_INT,
+	workflows.SearchAttributePlanStatus:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // secrets are what axlrd redacts before a payload leaves it: the
