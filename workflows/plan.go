@@ -810,8 +810,8 @@ func (p *planRun) reconcilePrompt(wave, round int, id string) string {
 		b.WriteString(notes)
 	}
 	fmt.Fprintf(&b, "\nThe end of the check's output:\n%s\n\n", p.st.SyncTail)
-	fmt.Fprintf(&b, "Find the cause. If it is in your task's scope, change only those files, until the unit check and the end-to-end check pass. "+
-		"If it is in another task's scope, change nothing and leave a line NOTE <task>: what it must change (NOTE all: for every task).")
+	b.WriteString("Find the cause. If it is in your task's scope, change only those files, until the unit check and the end-to-end check pass. " +
+		"If it is in another task's scope, change nothing and leave that task a note: in your hand-back's notes, or as a line NOTE <task>: what it must change (NOTE all: for every task).")
 	return b.String()
 }
 

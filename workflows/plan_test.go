@@ -677,7 +677,8 @@ func TestPlanSyncReconciles(t *testing.T) {
 				!strings.Contains(r1.Prompt, "\nYour task's hand-back: did add-max (changed: calc/max.go, calc/max_test.go)\n") ||
 				!strings.Contains(r1.Prompt, "The other tasks' hand-backs:\n- docs: README names Max (changed: README.md)\n") ||
 				!strings.Contains(r1.Prompt, "- from docs: the README documents Max(a, b)\n") ||
-				!strings.Contains(r1.Prompt, "    calc/max_test.go:9: Max(1, 2) = 1\nFAIL\n") {
+				!strings.Contains(r1.Prompt, "    calc/max_test.go:9: Max(1, 2) = 1\nFAIL\n") ||
+				!strings.HasSuffix(r1.Prompt, "or as a line NOTE <task>: what it must change (NOTE all: for every task).") {
 				t.Fatalf("the reconciliation worker: %+v", r1)
 			}
 			if use := started["use-max"]; !strings.Contains(use.Prompt, "- from add-max: call calc.Max(1, 2)\n") {
