@@ -131,13 +131,14 @@ func (c *Client) DecidePlan(ctx context.Context, dec workflows.PlanDecision) (pl
 	return rec, nil
 }
 
-// InterruptPlan cancels a plan's workflow: it ends interrupted, and
-// axlr-tui plans recover runs it again from where it stood.
+// InterruptPlan interrupts a plan: its running task's worker is
+// cancelled, the plan keeps its state, and axlr-tui plans recover runs it
+// on from where it stood. It is a decision rather than a cancellation of
+// the workflow, so a recovered plan can be interrupted again.
 func (c *Client) InterruptPlan(ctx context.Context, id string) error {
-	if err := c.tc.CancelWorkflow(ctx, workflows.PlanWorkflowID(id), ""); err != nil {
-		return c.refused(err)
-	}
-	return nil
+	_, err := c.DecidePlan(ctx, workflows.PlanDecision{Plan: id, Kind: workflows.PlanDecideInterrupt, Decision: workflows.PlanApprove,
+		Reason: "interrupted from axlr-tui"})
+	return err
 }
 
 // PlanEnd is where a plan's watch stopped: the plan waits for the person
