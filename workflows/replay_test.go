@@ -46,6 +46,8 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
 			r.RegisterWorkflowWithOptions(JobRegistry, workflow.RegisterOptions{Name: RegistryWorkflow})
 			r.RegisterWorkflowWithOptions(MergeQueue, workflow.RegisterOptions{Name: QueueWorkflow})
+			r.RegisterWorkflowWithOptions(Plan, workflow.RegisterOptions{Name: PlanWorkflow})
+			r.RegisterWorkflowWithOptions(PlanTask, workflow.RegisterOptions{Name: PlanTaskWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/plans"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// planBrief opens the planner's prompt.
+const planBrief = "PLAN: make Parse refuse empty input, then add Double"
+
+// planDecomposition is the planner's hand-back on calcRepo: two waves, the
+// fix of Parse first, then Double, which depends on it; the end-to-end
+// check is the whole module's tests.
+const planDecomposition = `{
+  "tasks": [
+    {"id": "fix-parse", "goal": "Parse returns an error for empty input instead of panicking",
+     "scope": ["calc.go"], "context": [{"path": "calc.go", "line": 7, "quote": "return strconv.Atoi(s[:1])"}],
+     "unit_check": {"program": "go", "args": ["test", "-run", "TestParse", "./..."]}, "depends_on": [], "test_first": false, "protect": ["calc_test.go"]},
+    {"id": "add-double", "goal": "Add Double, which returns twice its argument, with a test",
+     "scope": ["double.go", "double_test.go"], "context": [],
+     "unit_check": {"program": "go", "args": ["test", "-run", "TestDouble", "./..."]}, "depends_on": ["fix-parse"], "test_first": false, "protect": []}
+  ],
+  "e2e_check": {"program": "go", "args": ["test", "./..."]},
+  "interfaces": "func Double(n int) int",
+  "summary_en": "Fix Parse on empty input, then add Double."
+}`
+
+// planReply plays the planner and the two task workers of the plan.
+func planReply(req agenttest.Request) agenttest.Reply {
+	first := firstUser(req)
+	tools := 0
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			tools++
+		}
+	}
+	switch {
+	case strings.Contains(first, planBrief):
+		if tools == 0 {
+			return stepDone("plan-1", planDecomposition)
+		}
+		return agenttest.Reply{Text: "Planned: two tasks in two waves."}
+	case strings.HasPrefix(first, "Task fix-parse"):
+		switch tools {
+		case 0:
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
+				Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\tif s == \"\" {\n\t\treturn 0, strconv.ErrSyntax\n\t}\n\treturn strconv.Atoi(s[:1])"}`}}}
+		case 1:
+			return stepDone("g1", `{"summary": "Parse returns ErrSyntax for empty input.", "summary_en": "Parse errs on empty input.", "notes": [{"to": "add-double", "text": "Parse now returns strconv.ErrSyntax on empty input."}]}`)
+		}
+	case strings.HasPrefix(first, "Task add-double"):
+		switch tools {
+		case 0:
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w1", Name: "local_write",
+				Arguments: `{"path": "double.go", "mode": "create", "content": "package calc\n\n// Double returns twice n.\nfunc Double(n int) int { return 2 * n }\n"}`}}}
+		case 1:
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w2", Name: "local_write",
+				Arguments: `{"path": "double_test.go", "mode": "create", "content": "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(\"Double(2) is not 4\")\n\t}\n}\n"}`}}}
+		case 2:
+			return stepDone("g2", `{"summary": "Add Double with its test.", "summary_en": "Adds Double."}`)
+		}
+	}
+	return agenttest.Reply{Text: "Done."}
+}
+
+// planLines decodes a plan watch's --json output: the first line's plan
+// and the result line's status and plan.
+func planLines(t *testing.T, out string) (first plans.Record, status string, last plans.Record) {
+	t.Helper()
+	ls := strings.Split(strings.TrimSpace(out), "\n")
+	var head struct {
+		Type string       `json:"type"`
+		Plan plans.Record `json:"plan"`
+	}
+	if len(ls) < 2 || json.Unmarshal([]byte(ls[0]), &head) != nil || head.Type != "plan" {
+		t.Fatalf("plan output:\n%s", out)
+	}
+	var tail struct {
+		Type   string `json:"type"`
+		Result struct {
+			Status string       `json:"status"`
+			Plan   plans.Record `json:"plan"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(ls[len(ls)-1]), &tail) != nil || tail.Type != "result" {
+		t.Fatalf("last line %s", ls[len(ls)-1])
+	}
+	return head.Plan, tail.Result.Status, tail.Result.Plan
+}
+
+// TestPlanFromTheCommandLine runs a two-wave plan on a real Go module as a
+// person does: --plan waits for its commands (exit 3), plans approve runs
+// them as the baseline, plans watch stops at the plan's card (exit 3),
+// plans approve runs the waves in the background, each task in its own
+// worker, with a sync after each wave, and plans watch sees it done
+// (exit 0); go test ./... passes in the workspace after it.
+func TestPlanFromTheCommandLine(t *testing.T) {
+	model := agenttest.NewServer(t, planReply)
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--plan", planBrief, "--json")
+	first, status, rec := planLines(t, r.stdout)
+	if r.code != 3 || status != "needs_decision" || rec.Pending == nil || rec.Pending.Kind != plans.PendingCommand {
+		t.Fatalf("--plan: exit %d %s %+v\n%s", r.code, status, rec.Pending, r.stderr)
+	}
+	id := first.ID
+	if r := e.tui(ctx, "plans", "approve", id); r.code != 0 {
+		t.Fatalf("approve the commands: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "plans", "watch", id, "--json")
+	_, status, rec = planLines(t, r.stdout)
+	if r.code != 3 || rec.Pending == nil || rec.Pending.Kind != plans.PendingApproval || len(rec.Tasks) != 2 || rec.Waves != 2 {
+		t.Fatalf("watch to the card: exit %d %s %+v\n%s", r.code, status, rec, r.stderr)
+	}
+	if r := e.tui(ctx, "plans", "approve", id); r.code != 0 {
+		t.Fatalf("approve the plan: exit %d %s", r.code, r.stderr)
+	}
+	r = e.tui(ctx, "plans", "watch", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "plan "+id+" done: 2/2 tasks") {
+		t.Fatalf("watch to the end: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.tui(ctx, "plans", "show", id, "--json")
+	var done plans.Record
+	if err := json.Unmarshal([]byte(r.stdout), &done); err != nil || done.Status != plans.Done || len(done.Syncs) < 2 {
+		t.Fatalf("plans show: %v\n%s", err, r.stdout)
+	}
+	for _, task := range done.Tasks {
+		if task.Status != plans.TaskDone || task.Session == "" || len(task.Changed) == 0 {
+			t.Fatalf("task %+v", task)
+		}
+	}
+	cmd := exec.Command("go", "test", "./...")
+	cmd.Dir, cmd.Env = e.workspace, append(e.environ(), "GOFLAGS=-count=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test ./... after the plan: %v\n%s", err, out)
+	}
+	if r := e.tui(ctx, "plans"); r.code != 0 || !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "done") {
+		t.Fatalf("plans: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_two_waves")
+	captureWorkflow(t, e, workflows.PlanTaskWorkflowID(id, "add-double", 0), "plan_task")
+}
