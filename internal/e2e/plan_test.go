@@ -3,8 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,4 +155,85 @@ func TestPlanFromTheCommandLine(t *testing.T) {
 	}
 	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_two_waves")
 	captureWorkflow(t, e, workflows.PlanTaskWorkflowID(id, "add-double", 0), "plan_task")
+}
+
+// TestPlanThroughCrashes kills axlrd with SIGKILL while a task of wave 1
+// waits for its model, and while the sync after wave 1 runs its end-to-end
+// check; after each restart the plan goes on, and it ends done with each
+// task's work made once.
+func TestPlanThroughCrashes(t *testing.T) {
+	gate := make(chan struct{})
+	var held atomic.Bool
+	slowCheck := strings.Replace(planDecomposition, `"e2e_check": {"program": "go", "args": ["test", "./..."]}`,
+		`"e2e_check": {"program": "/bin/sh", "args": ["-c", "sleep 3 && go test ./..."]}`, 1)
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		first := firstUser(req)
+		reply := planReply(req)
+		switch {
+		case strings.Contains(first, planBrief) && len(reply.ToolCalls) == 1:
+			return stepDone("plan-1", slowCheck)
+		case strings.HasPrefix(first, "Task fix-parse") && held.CompareAndSwap(false, true):
+			// The worker's first request waits while axlrd is killed.
+			<-gate
+		}
+		return reply
+	})
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	d := e.spawn()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	restart := func(why string) {
+		t.Helper()
+		d.kill()
+		t.Logf("killed axlrd %s", why)
+		d = e.spawn()
+		c = dialAxlrd(t, e)
+	}
+
+	r := e.tui(ctx, "--plan", planBrief, "--detach")
+	id := strings.TrimSpace(r.stdout)
+	for _, step := range []string{"commands", "card"} {
+		if r := e.tui(ctx, "plans", "watch", id); r.code != 3 {
+			t.Fatalf("watch to the %s: exit %d\n%s%s", step, r.code, r.stdout, r.stderr)
+		}
+		if r := e.tui(ctx, "plans", "approve", id); r.code != 0 {
+			t.Fatalf("approve the %s: exit %d %s", step, r.code, r.stderr)
+		}
+	}
+	for !held.Load() && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	restart("while a task of wave 1 waits for its model")
+	close(gate)
+
+	for {
+		rec, err := c.Plan(ctx, id)
+		if err == nil && rec.Tasks[0].Status == plans.TaskDone && len(rec.Syncs) == 0 {
+			break
+		}
+		if ctx.Err() != nil || (err == nil && len(rec.Syncs) > 0) {
+			t.Fatalf("no sync of wave 1 to kill axlrd in: %+v, %v", rec, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	restart("while the sync after wave 1 runs its check")
+
+	r = e.tui(ctx, "plans", "watch", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "done: 2/2 tasks") {
+		t.Fatalf("watch to the end: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	calc, err := os.ReadFile(filepath.Join(e.workspace, "calc.go"))
+	if n := strings.Count(string(calc), `if s == ""`); err != nil || n != 1 {
+		t.Fatalf("calc.go holds the fix %d times:\n%s", n, calc)
+	}
+	cmd := exec.Command("go", "test", "./...")
+	cmd.Dir, cmd.Env = e.workspace, append(e.environ(), "GOFLAGS=-count=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test ./... after the plan: %v\n%s", err, out)
+	}
+	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_crashes")
 }
