@@ -1,9 +1,15 @@
 // Package workflows holds axlr's Temporal workflows: the session
 // (axlr.Session), which runs executions one at a time for as long as the
-// session lives, and the one-shot task (axlr.Task). Both host the same
-// two components: the turn (turn.go), the model/tool loop over an explicit
-// state with four hooks, and the ceremony driver (ceremony.go), which
-// plugs into those hooks to run a MADE ceremony.
+// session lives, and the one-shot task (axlr.Task); a /repair or /improve
+// job (axlr.Job, job.go), the job registry that admits them
+// (axlr.JobRegistry, registry.go), a job's install (axlr.JobInstall) and
+// the merge queue of a repository and base (axlr.MergeQueue, queue.go); a
+// plan (axlr.Plan, plan.go) and its task workers (axlr.PlanTask,
+// plantask.go). Those that run a model host the same two components: the
+// turn (turn.go), the model/tool loop over an explicit state with four
+// hooks, and the ceremony driver (ceremony.go), which plugs into those
+// hooks to run a MADE ceremony, and leaves a job's or a plan's console
+// steps to its workflow.
 //
 // Workflow code is deterministic: it decides with pure functions
 // (agent/policy), keeps only compact state, and reaches files, models and
