@@ -193,20 +193,12 @@ func TestRepairJob(t *testing.T) {
 // end exactly one pull request was opened and one merge made.
 func TestRepairJobThroughCrashes(t *testing.T) {
 	gh, repo, e := repairEnv(t, 4)
-	d := e.spawn()
-	c := dialAxlrd(t, e)
+	k := spawnKillable(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	restart := func(why string) {
-		t.Helper()
-		d.kill()
-		t.Logf("killed axlrd %s", why)
-		d = e.spawn()
-		c = dialAxlrd(t, e)
-	}
 
 	brief := "TestParse fails on empty input"
-	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
+	rec, err := k.c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
 		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
 	if err != nil {
 		t.Fatal(err)
@@ -215,22 +207,22 @@ func TestRepairJobThroughCrashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StartJob(ctx, workflows.JobInput{Record: rec, SessionID: sid, Model: "m", Settings: workflows.JobSettings{
+	if err := k.c.StartJob(ctx, workflows.JobInput{Record: rec, SessionID: sid, Model: "m", Settings: workflows.JobSettings{
 		Remote: repo.Path(), Directory: e.dir + "/repairs", Watch: 3 * time.Minute, Poll: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
-	waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	waitJob(ctx, t, k.c, rec.ID, jobs.AwaitingApproval)
 	// The branch is pushed, then the forge refuses to open the pull
 	// request for a while: axlrd dies in between.
 	gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 2)
-	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
+	if _, err := k.c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
 		t.Fatal(err)
 	}
 	waitBranch(ctx, t, repo, "repair/"+rec.ID)
-	restart("between the push and the pull request")
+	k.restart("between the push and the pull request")
 
 	for {
-		r, err := c.JobNow(ctx, rec.ID)
+		r, err := k.c.JobNow(ctx, rec.ID)
 		if err == nil && r.PullRequest != 0 && r.Step == "watch" {
 			break
 		}
@@ -244,24 +236,24 @@ func TestRepairJobThroughCrashes(t *testing.T) {
 	watched := make(chan cliResult, 1)
 	go func() { watched <- e.tui(ctx, "jobs", "watch", rec.ID, "--json") }()
 	time.Sleep(500 * time.Millisecond)
-	restart("while the checks are watched")
+	k.restart("while the checks are watched")
 
-	waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
+	waitJob(ctx, t, k.c, rec.ID, jobs.AwaitingMerge)
 	w := <-watched
 	_, _, status, last := jobLines(t, w.stdout)
 	if w.code != 3 || status != "needs_decision" || last.Pending == nil || last.Pending.Kind != jobs.PendingMerge {
 		t.Fatalf("jobs watch through the restart: exit %d %s %+v\n%s", w.code, status, last.Pending, w.stderr)
 	}
 	gh.Fail("/merge", 502, 2)
-	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err != nil {
+	if _, err := k.c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingMerge, Approve: true}); err != nil {
 		t.Fatal(err)
 	}
 	for gh.Calls().MergeAttempts == 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	restart("between the merge's approval and the merge")
+	k.restart("between the merge's approval and the merge")
 
-	done := waitJob(ctx, t, c, rec.ID, jobs.Completed)
+	done := waitJob(ctx, t, k.c, rec.ID, jobs.Completed)
 	calls := gh.Calls()
 	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || done.MergeSHA == "" {
 		t.Fatalf("forge calls %+v, record %+v", calls, done)
@@ -284,4 +276,30 @@ func waitBranch(ctx context.Context, t *testing.T, repo *githubtest.Repository, 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// killable is an axlrd process a crash test kills with SIGKILL and starts
+// again, with a client of the axlrd that runs now.
+type killable struct {
+	t *testing.T
+	e *env
+	d *process
+	c *client.Client
+}
+
+// spawnKillable starts axlrd as a process the test can kill.
+func spawnKillable(t *testing.T, e *env) *killable {
+	t.Helper()
+	k := &killable{t: t, e: e, d: e.spawn()}
+	k.c = dialAxlrd(t, e)
+	return k
+}
+
+// restart kills axlrd with SIGKILL, saying when, and starts it again.
+func (k *killable) restart(why string) {
+	k.t.Helper()
+	k.d.kill()
+	k.t.Logf("killed axlrd %s", why)
+	k.d = k.e.spawn()
+	k.c = dialAxlrd(k.t, k.e)
 }

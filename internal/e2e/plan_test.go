@@ -181,17 +181,9 @@ func TestPlanThroughCrashes(t *testing.T) {
 	e := newEnv(t, model.URL)
 	calcRepo(t, e)
 	e.writeSettings(`{"model": "m"}`)
-	d := e.spawn()
-	c := dialAxlrd(t, e)
+	k := spawnKillable(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	restart := func(why string) {
-		t.Helper()
-		d.kill()
-		t.Logf("killed axlrd %s", why)
-		d = e.spawn()
-		c = dialAxlrd(t, e)
-	}
 
 	r := e.tui(ctx, "--plan", planBrief, "--detach")
 	id := strings.TrimSpace(r.stdout)
@@ -206,11 +198,11 @@ func TestPlanThroughCrashes(t *testing.T) {
 	for !held.Load() && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	restart("while a task of wave 1 waits for its model")
+	k.restart("while a task of wave 1 waits for its model")
 	close(gate)
 
 	for {
-		rec, err := c.Plan(ctx, id)
+		rec, err := k.c.Plan(ctx, id)
 		if err == nil && rec.Tasks[0].Status == plans.TaskDone && len(rec.Syncs) == 0 {
 			break
 		}
@@ -220,7 +212,7 @@ func TestPlanThroughCrashes(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	restart("while the sync after wave 1 runs its check")
+	k.restart("while the sync after wave 1 runs its check")
 
 	r = e.tui(ctx, "plans", "watch", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "done: 2/2 tasks") {

@@ -181,17 +181,9 @@ func waitPlace(ctx context.Context, t *testing.T, c *client.Client, id string, w
 // order, and each job merges once.
 func TestMergeQueueThroughCrashes(t *testing.T) {
 	gh, repo, e := queueEnv(t, 3)
-	d := e.spawn()
-	c := dialAxlrd(t, e)
+	k := spawnKillable(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	restart := func(why string) {
-		t.Helper()
-		d.kill()
-		t.Logf("killed axlrd %s", why)
-		d = e.spawn()
-		c = dialAxlrd(t, e)
-	}
 
 	var ids []string
 	for _, name := range []string{"Triple", "Quad", "Penta"} {
@@ -207,17 +199,17 @@ func TestMergeQueueThroughCrashes(t *testing.T) {
 	for gh.Calls().MergeAttempts == 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	restart("between the first approval's hand-off and its merge")
+	k.restart("between the first approval's hand-off and its merge")
 
-	waitPlace(ctx, t, c, ids[1], "updating", func(p *jobs.QueuePlace) bool { return p.State == jobs.QueueUpdating })
-	restart("during the second's branch update")
+	waitPlace(ctx, t, k.c, ids[1], "updating", func(p *jobs.QueuePlace) bool { return p.State == jobs.QueueUpdating })
+	k.restart("during the second's branch update")
 
-	waitPlace(ctx, t, c, ids[2], "waiting for its checks", func(p *jobs.QueuePlace) bool {
+	waitPlace(ctx, t, k.c, ids[2], "waiting for its checks", func(p *jobs.QueuePlace) bool {
 		return p.Position == 1 && p.State == jobs.QueueChecks && strings.HasPrefix(p.Note, "waiting for checks")
 	})
-	restart("while the queue waits for the third's checks")
+	k.restart("while the queue waits for the third's checks")
 
-	mergedInOrder(ctx, t, c, repo, ids)
+	mergedInOrder(ctx, t, k.c, repo, ids)
 	if calls := gh.Calls(); calls.PullRequestsOpened != 3 || calls.Merges != 3 {
 		t.Fatalf("forge calls %+v", calls)
 	}
