@@ -80,29 +80,6 @@ type Citation struct {
 	Quote string `json:"quote"`
 }
 
-// Proposal is a decompose hand-back: the plan before its verification.
-type Proposal struct {
-	Tasks    []PlanTask
-	E2ECheck CheckCommand
-	// Interfaces are the names and signatures the tasks share; empty when
-	// the planner gave none.
-	Interfaces string
-	SummaryEn  string
-}
-
-// Proposal returns a decompose hand-back's plan; false for another step's.
-func (h HandBack) Proposal() (Proposal, bool) {
-	tasks, ok := h.Fields["tasks"].([]PlanTask)
-	if !ok {
-		return Proposal{}, false
-	}
-	p := Proposal{Tasks: tasks}
-	p.E2ECheck, _ = h.Fields["e2e_check"].(CheckCommand)
-	p.Interfaces, _ = h.Fields["interfaces"].(string)
-	p.SummaryEn, _ = h.Fields["summary_en"].(string)
-	return p, true
-}
-
 // Note is a worker's note for a later task of its plan (To a task id), or
 // for every one (To NoteToAll).
 type Note struct {

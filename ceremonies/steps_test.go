@@ -360,7 +360,7 @@ func TestValidatePlans(t *testing.T) {
 	}{
 		{name: "a plan", def: "axlr_plan", step: "decompose", args: proposal(task(), task("id", `" use-max "`, "depends_on", `[" add-max "]`, "context", "", "protect", "", "test_first", "")),
 			check: func(t *testing.T, hb HandBack) {
-				p, ok := hb.Proposal()
+				p, ok := decoded(hb)
 				want := []PlanTask{
 					{ID: "add-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/max.go", "calc/max_test.go"},
 						Context:   []Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int {"}},
@@ -378,7 +378,7 @@ func TestValidatePlans(t *testing.T) {
 		{name: "interfaces", def: "axlr_plan", step: "decompose",
 			args: strings.Replace(proposal(task()), `"summary_en"`, `"interfaces": "func Max(a, b int) int", "summary_en"`, 1),
 			check: func(t *testing.T, hb HandBack) {
-				if p, _ := hb.Proposal(); p.Interfaces != "func Max(a, b int) int" {
+				if p, _ := decoded(hb); p.Interfaces != "func Max(a, b int) int" {
 					t.Fatalf("interfaces %q", p.Interfaces)
 				}
 			}},
@@ -426,7 +426,7 @@ func TestValidatePlans(t *testing.T) {
 			err: "tasks: task 1 (add-max): unit_check: must be an object"},
 		{name: "unit_check as a string split (compact)", def: "axlr_plan", step: "decompose", compact: true, args: proposal(task("unit_check", `"go test ./calc"`)),
 			check: func(t *testing.T, hb HandBack) {
-				if p, _ := hb.Proposal(); !p.Tasks[0].UnitCheck.Equal(CheckCommand{Program: "go", Args: []string{"test", "./calc"}}) {
+				if p, _ := decoded(hb); !p.Tasks[0].UnitCheck.Equal(CheckCommand{Program: "go", Args: []string{"test", "./calc"}}) {
 					t.Fatalf("unit_check %+v", p.Tasks[0].UnitCheck)
 				}
 			}},
@@ -506,8 +506,8 @@ func TestValidatePlans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := hb.Proposal(); ok != (tt.step == "decompose") {
-				t.Fatalf("Proposal() ok %v for step %s", ok, tt.step)
+			if _, ok := decoded(hb); ok != (tt.step == "decompose") {
+				t.Fatalf("decoded tasks %v for step %s", ok, tt.step)
 			}
 			if tt.check != nil {
 				tt.check(t, hb)
@@ -622,4 +622,25 @@ func TestStepDoneSchemaPlans(t *testing.T) {
 	if _, err := StepDoneSchema("axlr_sync", "1.0", "reconcile", true); err == nil || !strings.Contains(err.Error(), "AXLR's own") {
 		t.Fatalf("schema of a console step: %v", err)
 	}
+}
+
+// decodedPlan is what a decompose hand-back's fields hold, decoded.
+type decodedPlan struct {
+	Tasks      []PlanTask
+	E2ECheck   CheckCommand
+	Interfaces string
+	SummaryEn  string
+}
+
+// decoded reads a decompose hand-back's plan; false for another step's.
+func decoded(h HandBack) (decodedPlan, bool) {
+	tasks, ok := h.Fields["tasks"].([]PlanTask)
+	if !ok {
+		return decodedPlan{}, false
+	}
+	p := decodedPlan{Tasks: tasks}
+	p.E2ECheck, _ = h.Fields["e2e_check"].(CheckCommand)
+	p.Interfaces, _ = h.Fields["interfaces"].(string)
+	p.SummaryEn, _ = h.Fields["summary_en"].(string)
+	return p, true
 }
