@@ -1,0 +1,254 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/tuitest"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden views")
+
+// fakeClient records the calls the panel makes; the issue asks for a fake
+// client in the components' model tests.
+type fakeClient struct {
+	records []jobs.Record
+	calls   []string
+	decided []workflows.JobDecision
+	launch  []client.LaunchRequest
+	err     error
+}
+
+func (f *fakeClient) Jobs(context.Context) ([]jobs.Record, error) {
+	f.calls = append(f.calls, "jobs")
+	return f.records, f.err
+}
+
+func (f *fakeClient) JobNow(_ context.Context, id string) (jobs.Record, error) {
+	f.calls = append(f.calls, "now "+id)
+	r, err := jobs.Find(f.records, id)
+	r.HeadSHA = "0123456789abcdef"
+	return r, errors.Join(err, f.err)
+}
+
+func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (jobs.Record, error) {
+	f.calls = append(f.calls, "decide "+dec.Job)
+	f.decided = append(f.decided, dec)
+	return jobs.Record{}, f.err
+}
+
+func (f *fakeClient) RecoverJob(_ context.Context, id, model string) (jobs.Record, error) {
+	f.calls = append(f.calls, "recover "+id+" "+model)
+	return jobs.Record{}, f.err
+}
+
+func (f *fakeClient) InstallJob(_ context.Context, id, tuiPath string) (jobs.Record, error) {
+	f.calls = append(f.calls, "install "+id+" "+tuiPath)
+	return jobs.Record{}, f.err
+}
+
+func (f *fakeClient) QueueJob(_ context.Context, id string) (workflows.QueueView, error) {
+	f.calls = append(f.calls, "queue "+id)
+	return workflows.QueueView{}, f.err
+}
+
+func (f *fakeClient) UnqueueJob(_ context.Context, id, reason string) (workflows.QueueView, error) {
+	f.calls = append(f.calls, "unqueue "+id+": "+reason)
+	return workflows.QueueView{}, f.err
+}
+
+func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (jobs.Record, error) {
+	f.calls = append(f.calls, "launch")
+	f.launch = append(f.launch, req)
+	return jobs.Record{}, f.err
+}
+
+var _ Client = (*client.Client)(nil)
+
+func exit(n int) *int { return &n }
+
+var day = time.Date(2026, 10, 20, 9, 0, 0, 0, time.UTC)
+
+// sample is three jobs, oldest first, so the panel has to sort them.
+func sample() []jobs.Record {
+	return []jobs.Record{
+		{ID: "hello-probe-fails", Kind: jobs.Repair, Status: jobs.Completed, Step: "merge", Sessions: []string{"s1", "s2"},
+			PullRequest: 41, Check: &jobs.Check{Command: "go test ./...", ExitCode: exit(0), LastLine: "ok"}, Created: day,
+			Brief: "hello_probe fails", Clone: "/var/axlr/clones/hello"},
+		{ID: "grep-tool-slow", Kind: jobs.Improve, Status: jobs.AwaitingMerge, Step: "build", StepAttempt: 2, StepLimit: 3,
+			Sessions: []string{"s3"}, PullRequest: 42, Check: &jobs.Check{Command: "go test ./tools", ExitCode: exit(1), LastLine: "FAIL tools 0.2s"},
+			Pending: &jobs.Pending{Kind: jobs.PendingMerge, PullRequest: 42, HeadSHA: "abcdef0123456"},
+			Queue:   &jobs.QueuePlace{Position: 1, State: jobs.QueueChecks}, Created: day.Add(time.Hour),
+			Brief: "grep is slow on\nbig trees", OriginSession: "s0", Clone: "/var/axlr/clones/grep"},
+		{ID: "exec-timeout", Kind: jobs.Repair, Status: jobs.AwaitingApproval, Step: "reproduce", StepAttempt: 1, StepLimit: 3,
+			Pending: &jobs.Pending{Kind: jobs.PendingCheck, Command: "go test -run TestTimeout ./tools"}, Created: day.Add(2 * time.Hour),
+			Brief: "exec ignores its timeout"},
+	}
+}
+
+func loaded(t *testing.T, f *fakeClient) Model {
+	t.Helper()
+	m := New(context.Background(), f, common.New(80, 24, false), Options{MaxActive: 2, Model: "m1", TUIPath: "/usr/bin/axlr-tui"})
+	msg := m.Init()()
+	m, _ = m.Update(msg)
+	return m
+}
+
+func press(m Model, keys ...string) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		m, cmd = m.Update(tuitest.Key(k))
+	}
+	return m, cmd
+}
+
+func TestPanelSortsNewestFirst(t *testing.T) {
+	m := loaded(t, &fakeClient{records: sample()})
+	var ids []string
+	for _, r := range m.Records() {
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"exec-timeout", "grep-tool-slow", "hello-probe-fails"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("rows %v, want %v", ids, want)
+	}
+}
+
+func TestPanelKeys(t *testing.T) {
+	tests := []struct {
+		name  string
+		keys  []string
+		calls []string
+		dec   []workflows.JobDecision
+	}{
+		{name: "approve the check", keys: []string{"a"}, calls: []string{"decide exec-timeout"},
+			dec: []workflows.JobDecision{{Job: "exec-timeout", Kind: jobs.PendingCheck, Approve: true}}},
+		{name: "approve the merge at its head", keys: []string{"down", "a"}, calls: []string{"decide grep-tool-slow"},
+			dec: []workflows.JobDecision{{Job: "grep-tool-slow", Kind: jobs.PendingMerge, Approve: true, HeadSHA: "abcdef0123456"}}},
+		{name: "decline the merge with a reason", keys: []string{"pgdown", "up", "d", "t", "o", "o", " ", "b", "i", "g", "enter"}, calls: []string{"decide grep-tool-slow"},
+			dec: []workflows.JobDecision{{Job: "grep-tool-slow", Kind: jobs.PendingMerge, Reason: "too big"}}},
+		{name: "recover", keys: []string{"pgdown", "r"}, calls: []string{"recover hello-probe-fails m1"}},
+		{name: "install", keys: []string{"pgdown", "i"}, calls: []string{"install hello-probe-fails /usr/bin/axlr-tui"}},
+		{name: "queue", keys: []string{"m"}, calls: []string{"queue exec-timeout"}},
+		{name: "unqueue the queued one", keys: []string{"down", "m"}, calls: []string{"unqueue grep-tool-slow: unqueued from the jobs panel"}},
+		{name: "read the pull request", keys: []string{"down", "g"}, calls: []string{"now grep-tool-slow"}},
+		{name: "nothing to approve", keys: []string{"pgdown", "a"}},
+		{name: "deny cancelled with esc", keys: []string{"d", "n", "o", "esc"}},
+		{name: "no pull request to read", keys: []string{"g"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{records: sample()}
+			m := loaded(t, f)
+			f.calls = nil
+			m, cmd := press(m, tt.keys...)
+			if len(tt.calls) > 0 {
+				if cmd == nil {
+					t.Fatal("no command")
+				}
+				m, _ = m.Update(cmd())
+			}
+			if !reflect.DeepEqual(f.calls, tt.calls) {
+				t.Errorf("calls %q, want %q", f.calls, tt.calls)
+			}
+			if !reflect.DeepEqual(f.decided, tt.dec) {
+				t.Errorf("decisions %+v, want %+v", f.decided, tt.dec)
+			}
+			if m.Editing() {
+				t.Error("still editing")
+			}
+		})
+	}
+}
+
+func TestPanelDenyNeedsReason(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m, cmd := press(loaded(t, f), "d", "enter")
+	if cmd != nil || !m.Editing() || !strings.Contains(m.View(), "a reason is needed") {
+		t.Errorf("an empty reason was not refused in place: editing %v, view:\n%s", m.Editing(), m.View())
+	}
+}
+
+func TestPanelNewJob(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		keys []string
+		want jobs.Kind
+	}{
+		{"repair", []string{"n"}, jobs.Repair},
+		{"tab toggles to improvement", []string{"n", "tab"}, jobs.Improve},
+		{"tab twice is repair again", []string{"n", "tab", "tab"}, jobs.Repair},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{records: sample()}
+			m, _ := press(loaded(t, f), tt.keys...)
+			for _, k := range tuitest.Type("#12") {
+				m, _ = m.Update(k)
+			}
+			m, cmd := press(m, "enter")
+			if cmd == nil {
+				t.Fatal("no command")
+			}
+			m.Update(cmd())
+			want := []client.LaunchRequest{{Kind: tt.want, Brief: "#12"}}
+			if !reflect.DeepEqual(f.launch, want) {
+				t.Errorf("launched %+v, want %+v", f.launch, want)
+			}
+		})
+	}
+}
+
+func TestPanelActionErrorShows(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m := loaded(t, f)
+	f.err = errors.New("job exec-timeout waits for nothing now")
+	m, cmd := press(m, "a")
+	m, _ = m.Update(cmd())
+	if !strings.Contains(m.View(), "waits for nothing now") {
+		t.Errorf("error not shown:\n%s", m.View())
+	}
+}
+
+func TestPanelRefreshKeepsSelection(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m, _ := press(loaded(t, f), "down")
+	recs := append(sample(), jobs.Record{ID: "newer", Kind: jobs.Repair, Status: jobs.Running, Created: day.Add(3 * time.Hour)})
+	m, _ = m.Update(RecordsMsg{Records: recs})
+	if r, _ := m.Selected(); r.ID != "grep-tool-slow" {
+		t.Errorf("selected %s after a refresh, want grep-tool-slow", r.ID)
+	}
+}
+
+func TestPanelView(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		keys []string
+	}{
+		{"rows", nil},
+		{"details", []string{"down", "enter"}},
+		{"pull request", []string{"down", "g"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{records: sample()}
+			m, cmd := press(loaded(t, f), tt.keys...)
+			if tt.name == "pull request" {
+				m, _ = m.Update(cmd())
+			}
+			view := m.View()
+			if n := strings.Count(view, "\n") + 1; n != 24 {
+				t.Errorf("view has %d lines, want 24", n)
+			}
+			tuitest.Golden(t, view, *update)
+		})
+	}
+}

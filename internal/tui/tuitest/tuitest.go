@@ -1,0 +1,65 @@
+// Package tuitest holds what the TUI components' tests share: golden
+// views under testdata/ and key presses built as a terminal sends them.
+package tuitest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Golden compares got with testdata/<test name>.golden (a subtest's file is
+// testdata/<Test>/<case>.golden). With update it writes got there first,
+// for review.
+func Golden(t *testing.T, got string, update bool) {
+	t.Helper()
+	path := filepath.Join("testdata", filepath.FromSlash(t.Name())+".golden")
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (go test -update writes it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("view differs from %s (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// Key is the press of a named key ("enter", "esc", "up", "pgdown", "tab",
+// "ctrl+c", "shift+enter") or of a printable one ("a").
+func Key(name string) tea.KeyPressMsg {
+	special := map[string]tea.Key{
+		"enter":       {Code: tea.KeyEnter},
+		"shift+enter": {Code: tea.KeyEnter, Mod: tea.ModShift},
+		"esc":         {Code: tea.KeyEscape},
+		"up":          {Code: tea.KeyUp},
+		"down":        {Code: tea.KeyDown},
+		"pgup":        {Code: tea.KeyPgUp},
+		"pgdown":      {Code: tea.KeyPgDown},
+		"tab":         {Code: tea.KeyTab},
+		"backspace":   {Code: tea.KeyBackspace},
+		"ctrl+c":      {Code: 'c', Mod: tea.ModCtrl},
+	}
+	if k, ok := special[name]; ok {
+		return tea.KeyPressMsg(k)
+	}
+	r := []rune(name)
+	return tea.KeyPressMsg(tea.Key{Code: r[0], Text: name})
+}
+
+// Type is the presses of each character of s.
+func Type(s string) []tea.Msg {
+	var msgs []tea.Msg
+	for _, r := range s {
+		msgs = append(msgs, Key(string(r)))
+	}
+	return msgs
+}
