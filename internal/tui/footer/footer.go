@@ -1,0 +1,103 @@
+// Package footer is the TUI's status line: the model, the mode, the
+// ceremony step (step repair 2/3), the active job (repair <name> ·
+// <status>), the running plan (plan <id> · wave 2/3 · <task> <status>) and
+// "reconnecting" while axlrd does not answer. The parent sets its State
+// from what the client returned; the footer only draws it.
+package footer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/plans"
+)
+
+// State is what the footer shows; zero fields are left out.
+type State struct {
+	Model, Mode string
+	// Step, StepAttempt and StepLimit are the ceremony step that runs.
+	Step                   string
+	StepAttempt, StepLimit int
+	// Job is the job this console follows, Plan the plan that runs.
+	Job          *jobs.Record
+	Plan         *plans.Record
+	Reconnecting bool
+}
+
+// Model is the footer.
+type Model struct {
+	common.Common
+	State State
+}
+
+// New returns the footer.
+func New(com common.Common) Model { return Model{Common: com} }
+
+// Parts are the footer's pieces, in order.
+func (s State) Parts() []string {
+	var parts []string
+	for _, p := range []string{s.Model, s.Mode} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if s.Step != "" {
+		step := "step " + s.Step
+		if s.StepLimit > 0 {
+			step += fmt.Sprintf(" %d/%d", s.StepAttempt, s.StepLimit)
+		}
+		parts = append(parts, step)
+	}
+	if j := s.Job; j != nil {
+		parts = append(parts, fmt.Sprintf("%s %s · %s", j.Kind, j.ID, j.Status))
+	}
+	if p := s.Plan; p != nil {
+		parts = append(parts, planPart(*p))
+	}
+	if s.Reconnecting {
+		parts = append(parts, "reconnecting")
+	}
+	return parts
+}
+
+// planPart is plan <id> · wave w/n · <task> <status>: the wave is the
+// highest one with a task started, the task the first running one.
+func planPart(p plans.Record) string {
+	part := "plan " + p.ID
+	wave := 0
+	var task *plans.Task
+	for i, t := range p.Tasks {
+		if t.Status != plans.TaskPending {
+			wave = max(wave, t.Wave)
+		}
+		if task == nil && t.Status == plans.TaskRunning {
+			task = &p.Tasks[i]
+		}
+	}
+	if wave > 0 {
+		part += fmt.Sprintf(" · wave %d/%d", wave, p.Waves)
+	} else {
+		part += " · " + string(p.Status)
+	}
+	if task != nil {
+		part += " · " + task.ID + " " + string(task.Status)
+	}
+	return part
+}
+
+// View draws the footer on one line of Width cells, "reconnecting" kept
+// in view when the line is cut.
+func (m Model) View() string {
+	parts := m.State.Parts()
+	line := strings.Join(parts, " · ")
+	if m.State.Reconnecting && ansi.StringWidth(line) > m.Width {
+		rest := strings.Join(parts[:len(parts)-1], " · ")
+		line = common.Cut(rest, max(m.Width-len(" · reconnecting"), 0)) + " · reconnecting"
+		return m.Styles.Error.Render(common.Fit(line, m.Width))
+	}
+	return m.Styles.Dim.Render(common.Fit(line, m.Width))
+}
