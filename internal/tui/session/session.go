@@ -1,0 +1,169 @@
+// Package session is the TUI's session view: the transcript, which grows
+// as text and reasoning events arrive, and the composer (Enter sends,
+// Shift+Enter a new line). What is sent comes out as a PromptMsg, or as a
+// SlashMsg for a slash command; the parent runs it through the client.
+package session
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/tui/common"
+)
+
+// Commands are the slash commands the composer knows.
+var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/normal", "/jobs", "/plans", "/history", "/stop-ceremony"}
+
+// PromptMsg is a prompt the person sent.
+type PromptMsg struct{ Text string }
+
+// SlashMsg is a slash command the person sent, with what follows it.
+type SlashMsg struct{ Command, Args string }
+
+// EventMsg is an event of the running execution, for the transcript.
+type EventMsg struct{ Event contract.Event }
+
+// NoteMsg is a line the parent adds to the transcript (an error, an
+// outcome).
+type NoteMsg struct{ Text string }
+
+type entry struct {
+	kind string
+	text string
+}
+
+// Model is the session view.
+type Model struct {
+	common.Common
+	entries  []entry
+	composer textarea.Model
+}
+
+const composerHeight = 3
+
+// New returns the view, its composer focused.
+func New(com common.Common) Model {
+	ta := textarea.New()
+	ta.Placeholder = "a prompt, or a /command"
+	ta.ShowLineNumbers = false
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	ta.SetWidth(com.Width)
+	ta.SetHeight(composerHeight)
+	ta.Focus()
+	return Model{Common: com, composer: ta}
+}
+
+// SetSize sets the view's size.
+func (m *Model) SetSize(w, h int) {
+	m.Common.SetSize(w, h)
+	m.composer.SetWidth(w)
+}
+
+// Transcript is the transcript as plain text, one entry a line group.
+func (m Model) Transcript() []string {
+	var out []string
+	for _, e := range m.entries {
+		out = append(out, e.text)
+	}
+	return out
+}
+
+// Update handles the composer's keys and the transcript's messages.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case EventMsg:
+		m.add(msg.Event)
+		return m, nil
+	case NoteMsg:
+		m.entries = append(m.entries, entry{kind: "note", text: msg.Text})
+		return m, nil
+	case tea.KeyPressMsg:
+		if msg.String() == "enter" {
+			text := strings.TrimSpace(m.composer.Value())
+			if text == "" {
+				return m, nil
+			}
+			m.composer.Reset()
+			out, err := Parse(text)
+			if err != nil {
+				m.entries = append(m.entries, entry{kind: "note", text: err.Error()})
+				return m, nil
+			}
+			if p, ok := out.(PromptMsg); ok {
+				m.entries = append(m.entries, entry{kind: "you", text: "> " + p.Text})
+			}
+			return m, func() tea.Msg { return out }
+		}
+	}
+	var cmd tea.Cmd
+	m.composer, cmd = m.composer.Update(msg)
+	return m, cmd
+}
+
+// Parse turns what was sent into a PromptMsg or, for text that starts with
+// "/", a SlashMsg; an unknown command is an error that lists the known
+// ones.
+func Parse(text string) (tea.Msg, error) {
+	if !strings.HasPrefix(text, "/") {
+		return PromptMsg{Text: text}, nil
+	}
+	cmd, args, _ := strings.Cut(text, " ")
+	if !slices.Contains(Commands, cmd) {
+		return nil, fmt.Errorf("unknown command %s: the commands are %s", cmd, strings.Join(Commands, " "))
+	}
+	return SlashMsg{Command: cmd, Args: strings.TrimSpace(args)}, nil
+}
+
+func (m *Model) add(ev contract.Event) {
+	var e entry
+	switch ev.Type {
+	case contract.EventText, contract.EventReasoning:
+		kind := string(ev.Type)
+		if n := len(m.entries); n > 0 && m.entries[n-1].kind == kind {
+			m.entries[n-1].text += ev.Text
+			return
+		}
+		e = entry{kind: kind, text: ev.Text}
+		if kind == "reasoning" {
+			e.text = "thinking: " + ev.Text
+		}
+	case contract.EventToolRequested:
+		e = entry{kind: "tool", text: "→ " + ev.Tool + " " + string(ev.Arguments)}
+	case contract.EventToolCompleted:
+		e = entry{kind: "tool", text: "← " + ev.Tool + " " + string(ev.Status)}
+	case contract.EventFailed:
+		e = entry{kind: "note", text: "failed: " + ev.Error}
+	case contract.EventStepClaimed:
+		e = entry{kind: "note", text: "step " + ev.Step + " claimed"}
+	default:
+		return
+	}
+	m.entries = append(m.entries, e)
+}
+
+// View draws the transcript's last lines above the composer.
+func (m Model) View() string {
+	var lines []string
+	for _, e := range m.entries {
+		text := ansi.Wrap(e.text, max(m.Width, 1), "")
+		if e.kind == "reasoning" || e.kind == "tool" {
+			text = m.Styles.Dim.Render(text)
+		}
+		lines = append(lines, strings.Split(text, "\n")...)
+	}
+	room := max(m.Height-composerHeight-1, 0)
+	if len(lines) > room {
+		lines = lines[len(lines)-room:]
+	}
+	for len(lines) < room {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n") + "\n" + strings.Repeat("─", m.Width) + "\n" + m.composer.View()
+}
