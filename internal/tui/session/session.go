@@ -167,3 +167,7 @@ func (m Model) View() string {
 	}
 	return strings.Join(lines, "\n") + "\n" + strings.Repeat("─", m.Width) + "\n" + m.composer.View()
 }
+
+// Empty reports whether the composer holds nothing: a key such as J is
+// then a shortcut, not text.
+func (m Model) Empty() bool { return m.composer.Value() == "" }

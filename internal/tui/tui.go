@@ -1,0 +1,348 @@
+// Package tui is axlr-tui's terminal UI: the root model that switches
+// between the session view, the jobs panel and the approval card, with the
+// footer under them. It is thin: every key acts through the daemon client
+// and every view is drawn from what the client returned; the components
+// (card, footer, jobs, session) do no I/O, their commands call the client.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/tui/card"
+	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/footer"
+	"github.com/underpass-ai/axlr/internal/tui/jobs"
+	"github.com/underpass-ai/axlr/internal/tui/session"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// Client is what the TUI asks axlrd; *client.Client has it.
+type Client interface {
+	jobs.Client
+	Start(ctx context.Context, req workflows.ExecuteRequest) (client.Execution, error)
+	Execute(ctx context.Context, sessionID string, req workflows.ExecuteRequest) (client.Execution, error)
+	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
+	Watch(ctx context.Context, ex client.Execution, w client.Watcher) (*contract.Result, error)
+	Interrupt(ctx context.Context, ex client.Execution, reason string) error
+}
+
+var _ Client = (*client.Client)(nil)
+
+// Options are the TUI's settings.
+type Options struct {
+	// Root is the workspace, an absolute path.
+	Root string
+	// Model and Mode are the session's (default: axlrd's settings;
+	// "normal").
+	Model, Mode string
+	// Approve is the approval level of the prompts (default: local).
+	Approve policy.Approval
+	// MaxActive is jobs.max_active, for the jobs panel's title.
+	MaxActive int
+	// NoColor draws without colours (Run sets it when NO_COLOR is set).
+	NoColor bool
+}
+
+type view int
+
+const (
+	sessionView view = iota
+	jobsView
+	cardView
+)
+
+// Model is the root model.
+type Model struct {
+	ctx    context.Context
+	client Client
+	opts   Options
+	com    common.Common
+
+	view    view
+	back    view
+	session session.Model
+	jobs    jobs.Model
+	card    card.Model
+	footer  footer.Model
+
+	sessionID string
+	running   *client.Execution
+	events    chan tea.Msg
+	interrupt bool
+}
+
+// New returns the root model at 80×24 until the terminal says its size.
+func New(ctx context.Context, c Client, opts Options) Model {
+	if opts.Mode == "" {
+		opts.Mode = "normal"
+	}
+	if opts.Approve == "" {
+		opts.Approve = policy.ApproveLocal
+	}
+	com := common.New(80, 24, !opts.NoColor)
+	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com)}
+	m.footer.State.Model, m.footer.State.Mode = opts.Model, opts.Mode
+	m.session = session.New(m.body())
+	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
+	return m
+}
+
+// body is the size left above the footer.
+func (m Model) body() common.Common {
+	b := m.com
+	b.Height = max(m.com.Height-1, 1)
+	return b
+}
+
+// Init starts the jobs panel's refreshes, which also feed the footer's
+// reconnecting.
+func (m Model) Init() tea.Cmd { return m.jobs.Init() }
+
+type eventMsg struct{ msg tea.Msg }
+
+// watcher hands Watch's events to the program; a send gives up once ctx
+// ends, so a watch outliving the program does not block.
+type watcher struct {
+	ctx context.Context
+	ch  chan tea.Msg
+}
+
+func (w watcher) send(msg tea.Msg) {
+	select {
+	case w.ch <- msg:
+	case <-w.ctx.Done():
+	}
+}
+
+func (w watcher) Event(ev contract.Event) { w.send(session.EventMsg{Event: ev}) }
+func (w watcher) Unreachable(error)       { w.send(linkMsg{down: true}) }
+func (w watcher) Back()                   { w.send(linkMsg{}) }
+
+type linkMsg struct{ down bool }
+
+type resultMsg struct {
+	res *contract.Result
+	err error
+}
+
+type startedMsg struct {
+	ex  client.Execution
+	err error
+}
+
+// Update routes keys to the view on screen and the client's answers to
+// their components.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.com.SetSize(msg.Width, msg.Height)
+		m.footer.SetSize(msg.Width, 1)
+		b := m.body()
+		m.session.SetSize(b.Width, b.Height)
+		m.jobs.SetSize(b.Width, b.Height)
+		m.card.SetSize(b.Width, b.Height)
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case session.PromptMsg:
+		return m, m.start(msg.Text)
+	case session.SlashMsg:
+		return m.slash(msg)
+	case startedMsg:
+		if msg.err != nil {
+			return m.note(msg.err.Error())
+		}
+		ex := msg.ex
+		m.running, m.sessionID, m.interrupt = &ex, ex.SessionID, false
+		m.events = make(chan tea.Msg, 64)
+		return m, tea.Batch(m.watch(ex, m.events), next(m.events))
+	case eventMsg:
+		var cmd tea.Cmd
+		m, cmd = m.route(msg.msg)
+		return m, tea.Batch(cmd, next(m.events))
+	case resultMsg:
+		m.running = nil
+		if msg.err != nil {
+			return m.note("watch: " + msg.err.Error())
+		}
+		if msg.res.Status == contract.NeedsDecision && msg.res.Pending != nil {
+			m.card = card.New(m.body(), card.ForCall(m.sessionID, *msg.res.Pending))
+			m.back, m.view = m.view, cardView
+			return m, nil
+		}
+		if msg.res.Error != "" {
+			return m.note(string(msg.res.Status) + ": " + msg.res.Error)
+		}
+		return m, nil
+	case card.DecisionMsg:
+		m.view = m.back
+		return m, m.decide(msg)
+	case jobs.RecordsMsg:
+		var ue *client.UnreachableError
+		m.footer.State.Reconnecting = errors.As(msg.Err, &ue)
+	}
+	return m.route(msg)
+}
+
+// route hands a message to the session view, the jobs panel or the card.
+func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case linkMsg:
+		m.footer.State.Reconnecting = msg.down
+	case session.EventMsg, session.NoteMsg:
+		m.session, cmd = m.session.Update(msg)
+	case jobs.RecordsMsg, jobs.ActedMsg, jobs.PullRequestMsg:
+		m.jobs, cmd = m.jobs.Update(msg)
+	default:
+		switch m.view {
+		case jobsView:
+			m.jobs, cmd = m.jobs.Update(msg)
+		case cardView:
+			m.card, cmd = m.card.Update(msg)
+		default:
+			m.session, cmd = m.session.Update(msg)
+		}
+	}
+	return m, cmd
+}
+
+func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch k.String() {
+	case "ctrl+c":
+		// As in --exec: the first interrupts the running execution, the
+		// second (or one with nothing running) leaves.
+		if m.running != nil && !m.interrupt {
+			m.interrupt = true
+			ex := *m.running
+			return m, func() tea.Msg {
+				if err := m.client.Interrupt(m.ctx, ex, "interrupted by the person (Ctrl+C)"); err != nil {
+					return session.NoteMsg{Text: "interrupt: " + err.Error()}
+				}
+				return session.NoteMsg{Text: "interrupted; Ctrl+C again leaves"}
+			}
+		}
+		return m, tea.Quit
+	case "esc":
+		if m.view == jobsView && !m.jobs.Editing() {
+			m.view = sessionView
+			return m, nil
+		}
+	case "J":
+		if m.view == sessionView && m.session.Empty() {
+			m.view = jobsView
+			return m, m.jobs.Refresh()
+		}
+	}
+	return m.route(k)
+}
+
+func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
+	switch s.Command {
+	case "/jobs":
+		m.view = jobsView
+		return m, m.jobs.Refresh()
+	case "/normal", "/debug", "/delivery":
+		m.opts.Mode = s.Command[1:]
+		m.footer.State.Mode = m.opts.Mode
+		return m, nil
+	}
+	return m.note(s.Command + " is not in this TUI yet; axlr-tui " + s.Command[1:] + " --help has the command line's")
+}
+
+func (m Model) note(text string) (Model, tea.Cmd) {
+	m.session, _ = m.session.Update(session.NoteMsg{Text: text})
+	return m, nil
+}
+
+func (m Model) start(prompt string) tea.Cmd {
+	req := workflows.ExecuteRequest{Prompt: prompt, Model: m.opts.Model, Mode: m.opts.Mode, Approval: m.opts.Approve}
+	id := m.sessionID
+	return func() tea.Msg {
+		var ex client.Execution
+		var err error
+		if id == "" {
+			req.Root = m.opts.Root
+			ex, err = m.client.Start(m.ctx, req)
+		} else {
+			ex, err = m.client.Execute(m.ctx, id, req)
+		}
+		return startedMsg{ex: ex, err: err}
+	}
+}
+
+func (m Model) decide(d card.DecisionMsg) tea.Cmd {
+	return func() tea.Msg {
+		switch d.Request.Subject {
+		case card.Call:
+			ex, err := m.client.Decide(m.ctx, d.Request.Session, d.DecideRequest())
+			return startedMsg{ex: ex, err: err}
+		case card.Job:
+			_, err := m.client.DecideJob(m.ctx, d.JobDecision())
+			return jobs.ActedMsg{Done: "decided " + d.Request.Job, Err: err}
+		}
+		return session.NoteMsg{Text: fmt.Sprintf("no client call for a card of subject %d", d.Request.Subject)}
+	}
+}
+
+// watch runs Watch in the command's goroutine, its events sent on ch.
+func (m Model) watch(ex client.Execution, ch chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		w := watcher{ctx: m.ctx, ch: ch}
+		res, err := m.client.Watch(m.ctx, ex, w)
+		w.send(resultMsg{res: res, err: err})
+		return nil
+	}
+}
+
+// next waits for the watch's next message.
+func next(ch chan tea.Msg) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		msg := <-ch
+		if r, ok := msg.(resultMsg); ok {
+			return r
+		}
+		return eventMsg{msg: msg}
+	}
+}
+
+// View draws the view on screen over the footer, on the alternate
+// screen.
+func (m Model) View() tea.View {
+	var body string
+	switch m.view {
+	case jobsView:
+		body = m.jobs.View()
+	case cardView:
+		body = m.card.View()
+	default:
+		body = m.session.View()
+	}
+	v := tea.NewView(body + "\n" + m.footer.View())
+	v.AltScreen = true
+	return v
+}
+
+// Run runs the TUI on the terminal until the person leaves or ctx ends.
+// NO_COLOR set (to anything) draws without colours.
+func Run(ctx context.Context, c Client, opts Options) error {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		opts.NoColor = true
+	}
+	_, err := tea.NewProgram(New(ctx, c, opts), tea.WithContext(ctx)).Run()
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}
