@@ -115,6 +115,9 @@ func jobRemote(set *settings.Settings, repo string) (string, error) {
 	return "https://" + host + "/" + repo + ".git", nil
 }
 
+// Settings are the settings the client was dialled with.
+func (c *Client) Settings() *settings.Settings { return c.settings() }
+
 func (c *Client) settings() *settings.Settings {
 	if c.set == nil {
 		return &settings.Settings{}

@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 		os.Exit(daemon.Main(os.Args[1:], os.Stdout, os.Stderr))
 	case os.Getenv(madeEnv) == "1":
 		os.Exit(fakeMadeMCP())
+	case os.Getenv(tuiEnv) == "1":
+		// axlr-tui itself, in a terminal (tui_test.go).
+		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 	os.Exit(m.Run())
 }

@@ -175,7 +175,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if msg.res.Status == contract.NeedsDecision && msg.res.Pending != nil {
 			m.card = card.New(m.body(), card.ForCall(m.sessionID, *msg.res.Pending))
-			m.back, m.view = m.view, cardView
+			if m.view != cardView {
+				m.back = m.view
+			}
+			m.view = cardView
 			return m, nil
 		}
 		if msg.res.Error != "" {

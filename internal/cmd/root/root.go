@@ -22,6 +22,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/plans"
 	"github.com/underpass-ai/axlr/internal/cmd/queue"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
+	"github.com/underpass-ai/axlr/internal/tui"
 )
 
 // Usage is axlr-tui's help.
@@ -45,6 +46,7 @@ const Usage = `Usage:
   axlr-tui plans [--json] | show|watch|approve|recover ID | return|decline ID --reason TEXT
 
 axlr-tui runs work in axlrd (start it with "go run ./cmd/axlrd" or "axlrd").
+On a terminal, axlr-tui alone opens the terminal UI.
 
 --exec runs the prompt as one durable execution and prints the answer; with
 --json it prints the event lines and then {"type":"result","result":{...}}.
@@ -81,8 +83,11 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		RunE: func(*cobra.Command, []string) error {
-			return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, --repair, --improve, result, history or jobs (see --help)")
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 || !f.IOStreams.IsStdoutTTY() {
+				return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, --repair, --improve, --plan, result, history, jobs, queue or plans (see --help); on a terminal, axlr-tui alone opens the terminal UI")
+			}
+			return runTUI(cmd.Context(), f)
 		},
 	}
 	defaultHelp := cmd.HelpFunc()
@@ -97,6 +102,24 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 	cmdutil.AddConnectionFlags(cmd.PersistentFlags(), &f.Conn)
 	cmd.AddCommand(result.NewCmdResult(f, nil), history.NewCmdHistory(f, nil), jobs.NewCmdJobs(f, nil), queue.NewCmdQueue(f, nil), plans.NewCmdPlans(f, nil))
 	return cmd
+}
+
+// runTUI opens the terminal UI on axlrd, in the current directory.
+func runTUI(ctx context.Context, f *factory.Factory) error {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.CheckWorker(ctx); err != nil {
+		return err
+	}
+	wd, err := f.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w", err)
+	}
+	set := c.Settings()
+	return tui.Run(ctx, c, tui.Options{Root: wd, Model: set.Model, MaxActive: set.JobsMaxActive()})
 }
 
 // Execute runs one invocation of axlr-tui.
