@@ -56,6 +56,18 @@ const (
 	Interrupted      Status = "interrupted"
 )
 
+// StepText is the open step with its attempt and limit ("repair 2/3"),
+// or "-" when no step is open.
+func (r Record) StepText() string {
+	if r.Step == "" {
+		return "-"
+	}
+	if r.StepLimit > 0 {
+		return fmt.Sprintf("%s %d/%d", r.Step, r.StepAttempt, r.StepLimit)
+	}
+	return r.Step
+}
+
 // Terminal reports whether the job ended: completed, blocked or failed.
 func (s Status) Terminal() bool { return s == Completed || s == Blocked || s == Failed }
 

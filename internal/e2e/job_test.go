@@ -126,12 +126,7 @@ func TestRepairJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	brief := "TestParse fails on empty input"
-	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
-		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := admitRepair(ctx, t, c)
 	sid, err := session.NewID()
 	if err != nil {
 		t.Fatal(err)
@@ -197,12 +192,7 @@ func TestRepairJobThroughCrashes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	brief := "TestParse fails on empty input"
-	rec, err := k.c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
-		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := admitRepair(ctx, t, k.c)
 	sid, err := session.NewID()
 	if err != nil {
 		t.Fatal(err)
@@ -302,4 +292,17 @@ func (k *killable) restart(why string) {
 	k.t.Logf("killed axlrd %s", why)
 	k.d = k.e.spawn()
 	k.c = dialAxlrd(k.t, k.e)
+}
+
+// admitRepair has the registry admit a repair of underpass-ai/calc for
+// TestParse failing on empty input, as the person's job.
+func admitRepair(ctx context.Context, t *testing.T, c *client.Client) jobs.Record {
+	t.Helper()
+	brief := "TestParse fails on empty input"
+	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
+		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
-	"github.com/underpass-ai/axlr/jobs"
-	"github.com/underpass-ai/axlr/workflows"
 )
 
 // tuiEnv makes the test binary axlr-tui (TestMain).
@@ -109,12 +107,7 @@ func TestTUIInTmux(t *testing.T) {
 	c := dialAxlrd(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	brief := "TestParse fails on empty input"
-	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "underpass-ai/calc",
-		Signature: jobs.JobSignature("underpass-ai/calc", jobs.Repair, brief), Brief: brief}, Build: "e2e"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := admitRepair(ctx, t, c)
 
 	m := startTUI(t, e)
 	m.waitFor(ctx, "the footer", "m")

@@ -221,7 +221,7 @@ func jobsRun(ctx context.Context, opts *Options) error {
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEP\tPULL REQUEST\tQUEUE\tUPDATED")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, step(r), pull(r), queued(r), r.Updated.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.StepText(), pull(r), queued(r), r.Updated.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -292,16 +292,6 @@ func installRun(ctx context.Context, opts *Options, c Client) error {
 	return nil
 }
 
-func step(r domain.Record) string {
-	if r.Step == "" {
-		return "-"
-	}
-	if r.StepLimit > 0 {
-		return fmt.Sprintf("%s %d/%d", r.Step, r.StepAttempt, r.StepLimit)
-	}
-	return r.Step
-}
-
 // queued is a job's place in its merge queue: "#2 queued", "ejected".
 func queued(r domain.Record) string {
 	switch q := r.Queue; {
@@ -331,7 +321,7 @@ func printRecord(out io.Writer, r domain.Record) {
 	line("kind", string(r.Kind))
 	line("status", string(r.Status))
 	line("repository", r.Repository)
-	line("step", strings.TrimPrefix(step(r), "-"))
+	line("step", strings.TrimPrefix(r.StepText(), "-"))
 	line("state", r.State)
 	line("instance", r.Instance)
 	if r.PullRequest != 0 {

@@ -369,7 +369,7 @@ func (m Model) View() string {
 			pr = fmt.Sprintf("#%d", r.PullRequest)
 		}
 		row := common.Fit(string(r.Kind), kindW) + common.Fit(r.ID, idW-1) + " " + common.Fit(string(r.Status), statusW) +
-			common.Fit(step(r), stepW) + common.Fit(fmt.Sprint(len(r.Sessions)), sessW) + common.Fit(pr, prW) + common.Fit(check(r.Check), checkW)
+			common.Fit(r.StepText(), stepW) + common.Fit(fmt.Sprint(len(r.Sessions)), sessW) + common.Fit(pr, prW) + common.Fit(check(r.Check), checkW)
 		if i == m.sel {
 			b.WriteString(s.Selected.Render("> " + row))
 		} else {
@@ -434,16 +434,6 @@ func Waits(p jobs.Pending) string {
 		return fmt.Sprintf("merge of #%d at %s", p.PullRequest, short(p.HeadSHA))
 	}
 	return "check " + p.Command
-}
-
-func step(r jobs.Record) string {
-	if r.Step == "" {
-		return "-"
-	}
-	if r.StepLimit > 0 {
-		return fmt.Sprintf("%s %d/%d", r.Step, r.StepAttempt, r.StepLimit)
-	}
-	return r.Step
 }
 
 func check(c *jobs.Check) string {
