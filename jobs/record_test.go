@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/underpass-ai/axlr/internal/jsontest"
 )
 
 func exit(code int) *int { return &code }
@@ -30,27 +31,6 @@ func fullRecord() Record {
 	}
 }
 
-// keys returns the sorted keys of a JSON object, and of its nested objects
-// as parent.child.
-func keys(t *testing.T, data []byte) []string {
-	t.Helper()
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for k, v := range obj {
-		out = append(out, k)
-		if len(v) > 0 && v[0] == '{' {
-			for _, sub := range keys(t, v) {
-				out = append(out, k+"."+sub)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestRecordFields(t *testing.T) {
 	data, err := json.Marshal(fullRecord())
 	if err != nil {
@@ -65,7 +45,7 @@ func TestRecordFields(t *testing.T) {
 		"reason", "repository", "session", "sessions", "signature", "state", "status", "step", "step_attempt",
 		"step_limit", "updated", "url",
 	}
-	if got := keys(t, data); !reflect.DeepEqual(got, want) {
+	if got := jsontest.Keys(t, data); !reflect.DeepEqual(got, want) {
 		t.Fatalf("record keys\n got %v\nwant %v", got, want)
 	}
 	var back Record
