@@ -1,8 +1,9 @@
 // Package tui is axlr-tui's terminal UI: the root model that switches
-// between the session view, the jobs panel and the approval card, with the
-// footer under them. It is thin: every key acts through the daemon client
-// and every view is drawn from what the client returned; the components
-// (card, footer, jobs, session) do no I/O, their commands call the client.
+// between the session view, the jobs and plans panels and the approval
+// card, with the footer under them. It is thin: every key acts through the
+// daemon client and every view is drawn from what the client returned; the
+// components (card, footer, jobs, plans, session) do no I/O, their commands
+// call the client.
 package tui
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/footer"
 	"github.com/underpass-ai/axlr/internal/tui/jobs"
+	"github.com/underpass-ai/axlr/internal/tui/plans"
 	"github.com/underpass-ai/axlr/internal/tui/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -27,6 +29,7 @@ import (
 // Client is what the TUI asks axlrd; *client.Client has it.
 type Client interface {
 	jobs.Client
+	plans.Client
 	Start(ctx context.Context, req workflows.ExecuteRequest) (client.Execution, error)
 	Execute(ctx context.Context, sessionID string, req workflows.ExecuteRequest) (client.Execution, error)
 	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
@@ -56,6 +59,7 @@ type view int
 const (
 	sessionView view = iota
 	jobsView
+	plansView
 	cardView
 )
 
@@ -70,6 +74,7 @@ type Model struct {
 	back    view
 	session session.Model
 	jobs    jobs.Model
+	plans   plans.Model
 	card    card.Model
 	footer  footer.Model
 
@@ -92,6 +97,7 @@ func New(ctx context.Context, c Client, opts Options) Model {
 	m.footer.State.Model, m.footer.State.Mode = opts.Model, opts.Mode
 	m.session = session.New(m.body())
 	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
+	m.plans = plans.New(ctx, c, m.body(), plans.Options{Root: opts.Root, Model: opts.Model})
 	return m
 }
 
@@ -148,6 +154,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		b := m.body()
 		m.session.SetSize(b.Width, b.Height)
 		m.jobs.SetSize(b.Width, b.Height)
+		m.plans.SetSize(b.Width, b.Height)
 		m.card.SetSize(b.Width, b.Height)
 		return m, nil
 	case tea.KeyPressMsg:
@@ -195,7 +202,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m.route(msg)
 }
 
-// route hands a message to the session view, the jobs panel or the card.
+// route hands a message to the session view, a panel or the card.
 func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
@@ -205,10 +212,14 @@ func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 		m.session, cmd = m.session.Update(msg)
 	case jobs.RecordsMsg, jobs.ActedMsg, jobs.PullRequestMsg:
 		m.jobs, cmd = m.jobs.Update(msg)
+	case plans.RecordsMsg, plans.ActedMsg:
+		m.plans, cmd = m.plans.Update(msg)
 	default:
 		switch m.view {
 		case jobsView:
 			m.jobs, cmd = m.jobs.Update(msg)
+		case plansView:
+			m.plans, cmd = m.plans.Update(msg)
 		case cardView:
 			m.card, cmd = m.card.Update(msg)
 		default:
@@ -235,7 +246,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Quit
 	case "esc":
-		if m.view == jobsView && !m.jobs.Editing() {
+		if m.view == jobsView && !m.jobs.Editing() || m.view == plansView && !m.plans.Editing() {
 			m.view = sessionView
 			return m, nil
 		}
@@ -253,6 +264,9 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 	case "/jobs":
 		m.view = jobsView
 		return m, m.jobs.Refresh()
+	case "/plans":
+		m.view = plansView
+		return m, m.plans.Refresh()
 	case "/normal", "/debug", "/delivery":
 		m.opts.Mode = s.Command[1:]
 		m.footer.State.Mode = m.opts.Mode
@@ -327,6 +341,8 @@ func (m Model) View() tea.View {
 	switch m.view {
 	case jobsView:
 		body = m.jobs.View()
+	case plansView:
+		body = m.plans.View()
 	case cardView:
 		body = m.card.View()
 	default:

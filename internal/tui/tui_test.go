@@ -14,6 +14,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/tui/session"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 	jobrec "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/plans"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -44,6 +45,19 @@ func (f *fakeClient) UnqueueJob(context.Context, string, string) (workflows.Queu
 }
 func (f *fakeClient) LaunchJob(context.Context, client.LaunchRequest) (jobrec.Record, error) {
 	return jobrec.Record{}, nil
+}
+func (f *fakeClient) Plans(context.Context) ([]plans.Record, error) {
+	f.calls = append(f.calls, "plans")
+	return []plans.Record{{ID: "add-a-retry-6a7b8c", Status: plans.AwaitingApproval, Brief: "add a retry"}}, nil
+}
+func (f *fakeClient) DecidePlan(context.Context, workflows.PlanDecision) (plans.Record, error) {
+	return plans.Record{}, nil
+}
+func (f *fakeClient) RecoverPlan(context.Context, string) (plans.Record, error) {
+	return plans.Record{}, nil
+}
+func (f *fakeClient) LaunchPlan(context.Context, client.PlanLaunch) (plans.Record, error) {
+	return plans.Record{}, nil
 }
 func (f *fakeClient) Start(_ context.Context, req workflows.ExecuteRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "start "+req.Prompt+" in "+req.Root)
@@ -88,6 +102,33 @@ func TestSlashJobsAndEsc(t *testing.T) {
 	m, _ = step(t, m, tuitest.Key("J"))
 	if m.view != jobsView {
 		t.Error("J did not open the panel")
+	}
+}
+
+func TestSlashPlansAndEsc(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true})
+	for _, k := range tuitest.Type("/plans") {
+		m, _ = step(t, m, k)
+	}
+	m, cmd := step(t, m, tuitest.Key("enter"))
+	m, cmd = step(t, m, cmd())
+	m, _ = step(t, m, cmd())
+	view := m.View().Content
+	if m.view != plansView || !strings.Contains(view, "Plans · 1 wait for you") || !strings.Contains(view, "add-a-retry-6a7b8c") {
+		t.Fatalf("/plans did not open the panel with its rows (calls %q):\n%s", f.calls, view)
+	}
+	if strings.Contains(view, "not in this TUI yet") {
+		t.Errorf("/plans still notes it is missing:\n%s", view)
+	}
+	m, _ = step(t, m, tuitest.Key("n"))
+	m, _ = step(t, m, tuitest.Key("esc"))
+	if m.view != plansView {
+		t.Fatal("esc while typing a brief left the panel")
+	}
+	m, _ = step(t, m, tuitest.Key("esc"))
+	if m.view != sessionView {
+		t.Error("esc did not go back")
 	}
 }
 
