@@ -252,3 +252,21 @@ func TestPanelView(t *testing.T) {
 		})
 	}
 }
+
+// TestPanelRefreshesOnce: however many answers come (the panel opened
+// again, an action's refresh), one timed refresh is scheduled at a time.
+func TestPanelRefreshesOnce(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m := loaded(t, f)
+	m, cmd := m.Update(RecordsMsg{Records: sample()})
+	if cmd != nil {
+		t.Fatal("a second answer scheduled a second timed refresh: they would stack")
+	}
+	m, cmd = m.Update(tickMsg{})
+	if cmd == nil {
+		t.Fatal("the tick asks for nothing")
+	}
+	if _, cmd = m.Update(cmd()); cmd == nil {
+		t.Fatal("the tick's answer schedules no next refresh")
+	}
+}

@@ -82,6 +82,8 @@ type Model struct {
 	input   textinput.Model
 	status  string
 	loaded  bool
+	// ticking: a timed refresh is scheduled.
+	ticking bool
 }
 
 // New returns the panel; Init starts its refreshes.
@@ -124,8 +126,14 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		} else {
 			m.setRecords(msg.Records)
 		}
+		if m.ticking {
+			// One timed refresh at a time, however many answers come.
+			return m, nil
+		}
+		m.ticking = true
 		return m, tea.Tick(RefreshInterval, func(time.Time) tea.Msg { return tickMsg{} })
 	case tickMsg:
+		m.ticking = false
 		return m, m.Refresh()
 	case ActedMsg:
 		if msg.Err != nil {

@@ -227,15 +227,19 @@ func TestPanelRefreshes(t *testing.T) {
 	if r, _ := m.Selected(); r.ID != "add-a-retry-6a7b8c" {
 		t.Errorf("selected %s after a refresh, want add-a-retry-6a7b8c", r.ID)
 	}
-	if cmd == nil {
-		t.Fatal("a refresh schedules no next one")
+	if cmd != nil {
+		t.Fatal("a second answer scheduled a second timed refresh: they would stack")
 	}
 	f.calls = nil
-	if _, cmd = m.Update(tickMsg{}); cmd == nil {
+	if m, cmd = m.Update(tickMsg{}); cmd == nil {
 		t.Fatal("the tick asks for nothing")
 	}
-	if msg, ok := cmd().(RecordsMsg); !ok || len(msg.Records) != 4 || len(f.calls) != 1 {
+	msg, ok := cmd().(RecordsMsg)
+	if !ok || len(msg.Records) != 4 || len(f.calls) != 1 {
 		t.Errorf("the tick's command answered %#v, calls %q", msg, f.calls)
+	}
+	if _, cmd = m.Update(msg); cmd == nil {
+		t.Fatal("the tick's answer schedules no next refresh")
 	}
 }
 
