@@ -139,3 +139,39 @@ func TakeTextFlag(args []string, name string) (found bool, value string, rest []
 	}
 	return found, value, rest
 }
+
+// IDCommand is a subcommand that acts on one ID ("axlr-tui jobs approve
+// ID"); with Reason it takes --reason TEXT and refuses to run without one.
+type IDCommand struct {
+	Name, Usage, Short string
+	Reason             bool
+}
+
+// AddIDCommands adds subs to parent, each with --json (into asJSON) and,
+// where it takes one, --reason (into reason). act runs with the command's
+// name and ID; keeps says who keeps a reason, for the refusal of an empty
+// one. It returns the commands by name, for flags of their own.
+func AddIDCommands(parent *cobra.Command, subs []IDCommand, asJSON *bool, reason *string, keeps string,
+	act func(cmd *cobra.Command, name, id string) error) map[string]*cobra.Command {
+	out := map[string]*cobra.Command{}
+	for _, sub := range subs {
+		c := &cobra.Command{
+			Use:   sub.Usage,
+			Short: sub.Short,
+			Args:  ExactArgs(1, "usage: axlr-tui "+parent.Name()+" "+sub.Usage),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if sub.Reason && strings.TrimSpace(*reason) == "" {
+					return FlagErrorf("%s %s needs --reason TEXT: %s", parent.Name(), sub.Name, keeps)
+				}
+				return act(cmd, sub.Name, args[0])
+			},
+		}
+		c.Flags().BoolVar(asJSON, "json", false, "print JSON")
+		if sub.Reason {
+			c.Flags().StringVar(reason, "reason", "", "why (required)")
+		}
+		parent.AddCommand(c)
+		out[sub.Name] = c
+	}
+	return out
+}

@@ -100,44 +100,22 @@ taken the decision; --json prints the record then.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) },
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the records as JSON")
-	for _, sub := range []struct {
-		name, usage, short string
-		reason             bool
-	}{
-		{"show", "show ID [--json]", "Print one job's record", false},
-		{"watch", "watch ID [--json]", "Follow a job until it next needs the person, or ends", false},
-		{"approve", "approve ID [--json]", "Approve what the job waits for: its check command, or its merge", false},
-		{"deny", "deny ID --reason TEXT [--json]", "Deny the check command the job waits on", true},
-		{"decline", "decline ID --reason TEXT [--json]", "Decline the job's merge: it ends blocked, the pull request left open", true},
-		{"recover", "recover ID [--model NAME] [--json]", "Run an interrupted job again, in its session and clone", false},
-		{"install", "install ID [--json]", "Install a merged job's candidate over axlrd and axlr-tui (restart axlrd after)", false},
-		{"queue", "queue ID [--json]", "Queue the job's merge: the merge queue lands it in its turn, as jobs approve would", false},
-		{"unqueue", "unqueue ID [--reason TEXT] [--json]", "Take the job off its merge queue; it goes on waiting for its merge decision", false},
-	} {
-		c := &cobra.Command{
-			Use:   sub.usage,
-			Short: sub.short,
-			Args:  cmdutil.ExactArgs(1, "usage: axlr-tui jobs "+sub.usage),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				opts.Action, opts.ID = sub.name, args[0]
-				if sub.reason && strings.TrimSpace(opts.Reason) == "" {
-					return cmdutil.FlagErrorf("jobs %s needs --reason TEXT: the job's record and the model keep it", sub.name)
-				}
-				return run(cmd.Context())
-			},
-		}
-		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-		if sub.reason {
-			c.Flags().StringVar(&opts.Reason, "reason", "", "why (required)")
-		}
-		if sub.name == "unqueue" {
-			c.Flags().StringVar(&opts.Reason, "reason", "", "why")
-		}
-		if sub.name == "recover" {
-			c.Flags().StringVar(&opts.Model, "model", "", "model `NAME` of the job's steps (default: settings.json's)")
-		}
-		cmd.AddCommand(c)
-	}
+	subs := cmdutil.AddIDCommands(cmd, []cmdutil.IDCommand{
+		{Name: "show", Usage: "show ID [--json]", Short: "Print one job's record"},
+		{Name: "watch", Usage: "watch ID [--json]", Short: "Follow a job until it next needs the person, or ends"},
+		{Name: "approve", Usage: "approve ID [--json]", Short: "Approve what the job waits for: its check command, or its merge"},
+		{Name: "deny", Usage: "deny ID --reason TEXT [--json]", Short: "Deny the check command the job waits on", Reason: true},
+		{Name: "decline", Usage: "decline ID --reason TEXT [--json]", Short: "Decline the job's merge: it ends blocked, the pull request left open", Reason: true},
+		{Name: "recover", Usage: "recover ID [--model NAME] [--json]", Short: "Run an interrupted job again, in its session and clone"},
+		{Name: "install", Usage: "install ID [--json]", Short: "Install a merged job's candidate over axlrd and axlr-tui (restart axlrd after)"},
+		{Name: "queue", Usage: "queue ID [--json]", Short: "Queue the job's merge: the merge queue lands it in its turn, as jobs approve would"},
+		{Name: "unqueue", Usage: "unqueue ID [--reason TEXT] [--json]", Short: "Take the job off its merge queue; it goes on waiting for its merge decision"},
+	}, &opts.JSON, &opts.Reason, "the job's record and the model keep it", func(c *cobra.Command, name, id string) error {
+		opts.Action, opts.ID = name, id
+		return run(c.Context())
+	})
+	subs["unqueue"].Flags().StringVar(&opts.Reason, "reason", "", "why")
+	subs["recover"].Flags().StringVar(&opts.Model, "model", "", "model `NAME` of the job's steps (default: settings.json's)")
 	return cmd
 }
 

@@ -92,35 +92,17 @@ ended partial, blocked, declined or interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) },
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the records as JSON")
-	for _, sub := range []struct {
-		name, usage, short string
-		reason             bool
-	}{
-		{"show", "show ID [--json]", "Print one plan: its tasks, waves, task sessions, syncs and changed files", false},
-		{"watch", "watch ID [--json]", "Follow a plan until it next needs the person, or ends", false},
-		{"approve", "approve ID [--json]", "Approve what the plan waits for: the commands it runs as its baseline, or the plan", false},
-		{"return", "return ID --reason TEXT [--json]", "Send the plan back to the planner with a reason (twice at most)", true},
-		{"decline", "decline ID --reason TEXT [--json]", "Decline the plan: it ends declined", true},
-		{"recover", "recover ID [--json]", "Run an interrupted plan again from where it stood", false},
-	} {
-		c := &cobra.Command{
-			Use:   sub.usage,
-			Short: sub.short,
-			Args:  cmdutil.ExactArgs(1, "usage: axlr-tui plans "+sub.usage),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				opts.Action, opts.ID = sub.name, args[0]
-				if sub.reason && strings.TrimSpace(opts.Reason) == "" {
-					return cmdutil.FlagErrorf("plans %s needs --reason TEXT: the planner and the record keep it", sub.name)
-				}
-				return run(cmd.Context())
-			},
-		}
-		c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-		if sub.reason {
-			c.Flags().StringVar(&opts.Reason, "reason", "", "why (required)")
-		}
-		cmd.AddCommand(c)
-	}
+	cmdutil.AddIDCommands(cmd, []cmdutil.IDCommand{
+		{Name: "show", Usage: "show ID [--json]", Short: "Print one plan: its tasks, waves, task sessions, syncs and changed files"},
+		{Name: "watch", Usage: "watch ID [--json]", Short: "Follow a plan until it next needs the person, or ends"},
+		{Name: "approve", Usage: "approve ID [--json]", Short: "Approve what the plan waits for: the commands it runs as its baseline, or the plan"},
+		{Name: "return", Usage: "return ID --reason TEXT [--json]", Short: "Send the plan back to the planner with a reason (twice at most)", Reason: true},
+		{Name: "decline", Usage: "decline ID --reason TEXT [--json]", Short: "Decline the plan: it ends declined", Reason: true},
+		{Name: "recover", Usage: "recover ID [--json]", Short: "Run an interrupted plan again from where it stood"},
+	}, &opts.JSON, &opts.Reason, "the planner and the record keep it", func(c *cobra.Command, name, id string) error {
+		opts.Action, opts.ID = name, id
+		return run(c.Context())
+	})
 	return cmd
 }
 
