@@ -9,12 +9,10 @@ package embedtemporal
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -137,6 +135,7 @@ func start(opts Options, ports []int) (*Server, error) {
 			return nil, fmt.Errorf("ui port %d: %w", opts.UIPort, err)
 		}
 	}
+	reserve(append([]int{opts.FrontendPort, opts.UIPort}, ports...)...)
 	frontendAddr := net.JoinHostPort(host, strconv.Itoa(opts.FrontendPort))
 
 	sqlConf, err := sqlConfig(opts)
@@ -336,71 +335,6 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	conf.PublicClient.HostPort = frontendAddr
 	return conf
-}
-
-// freePorts reserves n distinct free ports on 127.0.0.1 by holding their
-// listeners open until all are chosen. The server binds them a moment after
-// they are released, so they are drawn from below the kernel's ephemeral
-// range: a port from bind(0) can be taken in between as the source port of
-// any outgoing connection, and the server would then fail to listen.
-func freePorts(n int) ([]int, error) {
-	lo, hi := unassignedRange()
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for tries := 0; len(ports) < n; tries++ {
-		port := 0
-		if tries < 64*n {
-			port = lo + rand.IntN(hi-lo)
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			if port != 0 {
-				continue
-			}
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// FreePort returns a port on 127.0.0.1 that is free now and outside the
-// kernel's ephemeral range, for a server that listens on it shortly after.
-func FreePort() (int, error) {
-	ports, err := freePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
-}
-
-// unassignedRange is a range of ports the kernel does not hand out as
-// ephemeral ports: the 16,384 ports below Linux's ip_local_port_range, or
-// 16384-32767 when that cannot be read.
-func unassignedRange() (lo, hi int) {
-	hi = 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
-				hi = n
-			}
-		}
-	}
-	return max(1024, hi-16384), hi
-}
-
-func checkPortFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("in use (%w)", err)
-	}
-	return l.Close()
 }
 
 func waitListening(addr string, failed <-chan error, timeout time.Duration) error {

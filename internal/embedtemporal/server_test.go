@@ -2,11 +2,15 @@ package embedtemporal
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"go.temporal.io/server/common/log/tag"
@@ -77,5 +81,43 @@ func TestListenFailureIsAnError(t *testing.T) {
 	want := "temporal server: Failed to start gRPC listener"
 	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Itoa(ports[2])) {
 		t.Fatalf("error %q, want %q naming port %d", err, want, ports[2])
+	}
+}
+
+// Ports handed out are recorded for every process on the machine, stale
+// records are dropped, and a recorded port is not handed out again.
+func TestFreePortsAreReserved(t *testing.T) {
+	shared := reservations
+	t.Cleanup(func() { reservations = shared })
+	reservations = filepath.Join(t.TempDir(), "ports")
+	stale := time.Now().Add(-2 * reserveFor).Unix()
+	if err := os.WriteFile(reservations, []byte(fmt.Sprintf("1234 %d\n", stale)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withReservations(func(held map[int]time.Time) {
+		for _, p := range ports {
+			if _, ok := held[p]; !ok {
+				t.Errorf("port %d not recorded: %v", p, held)
+			}
+		}
+		if _, ok := held[1234]; ok {
+			t.Errorf("stale record kept: %v", held)
+		}
+	})
+	lo, hi := unassignedRange()
+	held := map[int]time.Time{}
+	for p := lo; p < hi; p++ {
+		held[p] = time.Now()
+	}
+	got, err := pickPorts(1, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] >= lo && got[0] < hi {
+		t.Errorf("port %d handed out while every port in [%d, %d) was reserved", got[0], lo, hi)
 	}
 }
