@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -115,15 +116,32 @@ func Start(opts Options) (*Server, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
 	}
-	ports, err := freePorts(5)
-	if err != nil {
-		return nil, err
+	var err error
+	for attempt := 1; ; attempt++ {
+		var ports []int
+		if ports, err = choosePorts(4); err != nil {
+			return nil, err
+		}
+		s, err := start(opts, ports)
+		if err == nil || attempt == listenAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+		opts.Logger.Warn().Err(err).Int("attempt", attempt).Msg("a port chosen free was taken before the server listened on it; choosing again")
 	}
-	return start(opts, ports)
 }
 
+// choosePorts is freePorts; a test makes the first choice collide.
+var choosePorts = freePorts
+
+// listenAttempts bounds how often Start chooses its ports again when one
+// was taken between its choice and the server's listen. That failure comes
+// while the server is built, before any service starts; the listeners
+// already made stay open (a server not built cannot be stopped), so the
+// next choice cannot take their ports.
+const listenAttempts = 3
+
 // start starts the server on ports: the frontend's unless opts names one,
-// then its HTTP API's, history's, matching's and the worker service's.
+// then history's, matching's and the worker service's.
 func start(opts Options, ports []int) (*Server, error) {
 	if opts.FrontendPort == 0 {
 		opts.FrontendPort = ports[0]
@@ -298,7 +316,6 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 	conf.Persistence.VisibilityStore = "sqlite"
 	conf.Persistence.NumHistoryShards = 1
 	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
-	httpAddr := net.JoinHostPort(host, strconv.Itoa(ports[0]))
 	conf.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
 		FailoverVersionIncrement: 10,
@@ -309,7 +326,6 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontendAddr,
-				HTTPAddress:            httpAddr,
 				ClusterID:              clusterID,
 			},
 		},
@@ -322,12 +338,11 @@ func serverConfig(opts Options, sqlConf *config.SQL, frontendAddr string, ports 
 		return s
 	}
 	frontend := service(opts.FrontendPort)
-	frontend.RPC.HTTPPort = ports[0]
 	conf.Services = map[string]config.Service{
 		"frontend": frontend,
-		"history":  service(ports[1]),
-		"matching": service(ports[2]),
-		"worker":   service(ports[3]),
+		"history":  service(ports[0]),
+		"matching": service(ports[1]),
+		"worker":   service(ports[2]),
 	}
 	conf.Archival.History.State = "disabled"
 	conf.Archival.Visibility.State = "disabled"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,19 +69,56 @@ func TestListenFailureIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	ports, err := freePorts(5)
+	ports, err := freePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports[2] = taken.Addr().(*net.TCPAddr).Port // history
+	ports[3] = taken.Addr().(*net.TCPAddr).Port // the worker service
 	s, err := start(Options{Namespaces: []string{"default"}, Synchronous: "FULL"}, ports)
 	if err == nil {
 		s.Stop()
-		t.Fatal("started with history's port taken")
+		t.Fatal("started with the worker service's port taken")
 	}
 	want := "temporal server: Failed to start gRPC listener"
-	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Itoa(ports[2])) {
-		t.Fatalf("error %q, want %q naming port %d", err, want, ports[2])
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Itoa(ports[3])) {
+		t.Fatalf("error %q, want %q naming port %d", err, want, ports[3])
+	}
+}
+
+// A port taken between its choice and the server's listen costs an
+// attempt, not the start: Start chooses again, on the frontend port the
+// caller named.
+func TestStartChoosesAgainWhenAPortWasTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	frontend, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	choices := 0
+	choosePorts = func(n int) ([]int, error) {
+		choices++
+		ports, err := freePorts(n)
+		if choices == 1 && err == nil {
+			ports[2] = taken.Addr().(*net.TCPAddr).Port // matching
+		}
+		return ports, err
+	}
+	t.Cleanup(func() { choosePorts = freePorts })
+	logs := &lockedLog{}
+	s, err := Start(Options{FrontendPort: frontend, Logger: zerolog.New(logs)})
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, logs.String())
+	}
+	defer s.Stop()
+	if choices != 2 || !strings.Contains(logs.String(), "choosing again") {
+		t.Fatalf("%d choices; log:\n%s", choices, logs.String())
+	}
+	if s.FrontendAddress() != net.JoinHostPort(host, strconv.Itoa(frontend)) {
+		t.Fatalf("frontend %s, want port %d", s.FrontendAddress(), frontend)
 	}
 }
 
@@ -120,4 +158,22 @@ func TestFreePortsAreReserved(t *testing.T) {
 	if got[0] >= lo && got[0] < hi {
 		t.Errorf("port %d handed out while every port in [%d, %d) was reserved", got[0], lo, hi)
 	}
+}
+
+// lockedLog is a log the server's goroutines write to while the test reads.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
