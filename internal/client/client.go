@@ -47,9 +47,13 @@ const (
 const (
 	// DialTimeout bounds Dial.
 	DialTimeout = 5 * time.Second
-	// PollInterval is the pause between two progress queries of Watch, and
-	// between two task queue descriptions of CheckWorker.
+	// PollInterval is the least pause between two progress queries of a
+	// watch, and the pause between two task queue descriptions of
+	// CheckWorker.
 	PollInterval = 200 * time.Millisecond
+	// IdleQuery is the longest a watch goes without a query while the
+	// workflow's history does not grow.
+	IdleQuery = 5 * time.Second
 	// RetryInterval is the pause between two progress queries of Watch
 	// while axlrd does not answer.
 	RetryInterval = time.Second
@@ -102,9 +106,9 @@ type Client struct {
 	// getenv the environment it reads the forge's token from.
 	set    *settings.Settings
 	getenv func(string) string
-	// poll, retry and workerWait are PollInterval, RetryInterval and
-	// WorkerWait; tests shorten them.
-	poll, retry, workerWait time.Duration
+	// poll, idle, retry and workerWait are PollInterval, IdleQuery,
+	// RetryInterval and WorkerWait; tests shorten them.
+	poll, idle, retry, workerWait time.Duration
 }
 
 // Dial reads the settings file, names this host and connects to axlrd,
@@ -162,7 +166,7 @@ func New(tc sdkclient.Client, hostID string, set *settings.Settings, getenv func
 }
 
 func newClient(tc temporal, addr, hostID string) *Client {
-	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, retry: RetryInterval, workerWait: WorkerWait}
+	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, idle: IdleQuery, retry: RetryInterval, workerWait: WorkerWait}
 }
 
 // Close closes the connection.

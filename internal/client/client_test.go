@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ var sessionWID = workflows.SessionWorkflowID(sid)
 func newTestClient(t *testing.T, f *fakeTemporal) *Client {
 	f.t = t
 	c := newClient(f, "127.0.0.1:7233", "h")
-	c.poll, c.retry, c.workerWait = time.Millisecond, time.Millisecond, 50*time.Millisecond
+	c.poll, c.idle, c.retry, c.workerWait = time.Millisecond, time.Millisecond, time.Millisecond, 50*time.Millisecond
 	return c
 }
 
@@ -426,6 +427,41 @@ func TestWatch(t *testing.T) {
 	}
 	if !reflect.DeepEqual(afters, []int{0, 2, 2, 2, 3, 3}) {
 		t.Errorf("cursors %v", afters)
+	}
+}
+
+// Between two queries Watch waits for the session's history to grow: it
+// does not query an execution whose history stands still.
+func TestWatchWaitsForTheHistory(t *testing.T) {
+	ex := Execution{WorkflowID: sessionWID, ExecutionID: "exec-1", SessionID: sid}
+	result := &contract.Result{Status: contract.Completed, SessionID: sid}
+	var queries atomic.Int32
+	f := &fakeTemporal{grows: make(chan *historypb.HistoryEvent), query: func(n int, _, _ string, _ []any) (any, error) {
+		queries.Add(1)
+		if n == 0 {
+			return workflows.Progress{Running: true, Events: []contract.Event{{Type: contract.EventSession}}, Next: 1}, nil
+		}
+		return workflows.Progress{Next: 1, Result: result}, nil
+	}}
+	c := newTestClient(t, f)
+	c.idle = time.Hour
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Watch(context.Background(), ex, &recorder{})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if n := queries.Load(); n != 1 {
+		t.Fatalf("%d queries while the history stood still, want 1", n)
+	}
+	f.grows <- &historypb.HistoryEvent{EventId: 7}
+	select {
+	case err := <-done:
+		if err != nil || queries.Load() != 2 {
+			t.Fatalf("watch: %v after %d queries", err, queries.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the history grew and Watch did not query again")
 	}
 }
 

@@ -55,7 +55,10 @@ type fakeTemporal struct {
 
 	// histories are the events of each run.
 	histories map[string][]*historypb.HistoryEvent
-	closed    bool
+	// grows, when set, is a long poll's history: its iterator waits for
+	// each event sent on it.
+	grows  chan *historypb.HistoryEvent
+	closed bool
 	// cancelled are the workflow ids CancelWorkflow was asked to cancel.
 	cancelled []string
 }
@@ -187,9 +190,30 @@ func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.List
 	return resp, nil
 }
 
-func (f *fakeTemporal) GetWorkflowHistory(_ context.Context, _, runID string, _ bool, _ enumspb.HistoryEventFilterType) sdkclient.HistoryEventIterator {
+func (f *fakeTemporal) GetWorkflowHistory(ctx context.Context, _, runID string, longPoll bool, _ enumspb.HistoryEventFilterType) sdkclient.HistoryEventIterator {
+	if longPoll && f.grows != nil {
+		return &growingIterator{ctx: ctx, events: f.grows}
+	}
 	return &fakeIterator{events: f.histories[runID]}
 }
+
+// growingIterator is a long poll's: HasNext waits for the next event.
+type growingIterator struct {
+	ctx    context.Context
+	events chan *historypb.HistoryEvent
+	next   *historypb.HistoryEvent
+}
+
+func (it *growingIterator) HasNext() bool {
+	select {
+	case it.next = <-it.events:
+		return true
+	case <-it.ctx.Done():
+		return false
+	}
+}
+
+func (it *growingIterator) Next() (*historypb.HistoryEvent, error) { return it.next, nil }
 
 func (f *fakeTemporal) Close() { f.closed = true }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.temporal.io/api/serviceerror"
 
@@ -31,8 +30,8 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 	ex := Execution{WorkflowID: workflows.JobWorkflowID(id), ExecutionID: id}
 	after := 0
 	link := &link{w: w}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	pc := c.pace(ctx, ex.WorkflowID)
+	defer pc.stop()
 	// events hands w the events after the last it saw; done is the
 	// execution's result once the workflow has finished.
 	events := func() (done *contract.Result, err error) {
@@ -47,10 +46,8 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 		return p.Result, nil
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return JobEnd{}, ctx.Err()
-		case <-timer.C:
+		if err := pc.wait(ctx); err != nil {
+			return JobEnd{}, err
 		}
 		done, err := events()
 		var rec jobs.Record
@@ -70,7 +67,7 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 				return JobEnd{}, ctx.Err()
 			}
 			link.lost(err)
-			timer.Reset(c.retry)
+			pc.failed()
 			continue
 		}
 		link.back()
@@ -84,7 +81,7 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 			}
 			return JobEnd{Record: rec}, nil
 		}
-		timer.Reset(c.poll)
+		pc.answered()
 	}
 }
 

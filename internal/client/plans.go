@@ -156,13 +156,11 @@ func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, 
 	ex := Execution{WorkflowID: workflows.PlanWorkflowID(id), ExecutionID: id}
 	after := 0
 	link := &link{w: w}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	pc := c.pace(ctx, ex.WorkflowID)
+	defer pc.stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return PlanEnd{}, ctx.Err()
-		case <-timer.C:
+		if err := pc.wait(ctx); err != nil {
+			return PlanEnd{}, err
 		}
 		p, err := c.progress(ctx, ex, after)
 		var rec plans.Record
@@ -182,14 +180,14 @@ func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, 
 				return PlanEnd{}, ctx.Err()
 			}
 			link.lost(err)
-			timer.Reset(c.retry)
+			pc.failed()
 			continue
 		}
 		link.back()
 		if p.Result != nil || rec.Status.Terminal() || rec.Status == plans.Interrupted || rec.NeedsPerson() {
 			return PlanEnd{Record: rec, Result: p.Result}, nil
 		}
-		timer.Reset(c.poll)
+		pc.answered()
 	}
 }
 

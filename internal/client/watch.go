@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/underpass-ai/axlr/contract"
@@ -23,7 +24,7 @@ type Watcher interface {
 }
 
 // Watch follows an execution until its result: it queries its progress
-// every PollInterval and hands each event to w. An execution runs in
+// as the session's history grows (see pace) and hands each event to w. An execution runs in
 // axlrd, not in the caller, so Watch outlives an axlrd restart: while
 // axlrd does not answer it tells w once and asks again every
 // RetryInterval. It ends with the result, with an error when the workflow
@@ -32,13 +33,11 @@ type Watcher interface {
 func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.Result, error) {
 	after := 0
 	link := &link{w: w}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	pc := c.pace(ctx, ex.WorkflowID)
+	defer pc.stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timer.C:
+		if err := pc.wait(ctx); err != nil {
+			return nil, err
 		}
 		p, err := c.progress(ctx, ex, after)
 		var refused *serviceerror.QueryFailed
@@ -50,7 +49,7 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 				return nil, ctx.Err()
 			}
 			link.lost(err)
-			timer.Reset(c.retry)
+			pc.failed()
 			continue
 		}
 		link.back()
@@ -61,7 +60,7 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 		if p.Result != nil {
 			return p.Result, nil
 		}
-		timer.Reset(c.poll)
+		pc.answered()
 	}
 }
 
@@ -83,5 +82,95 @@ func (l *link) back() {
 	if l.down {
 		l.w.Back()
 		l.down = false
+	}
+}
+
+// pace spaces the queries of a watch (Watch, WatchJob, WatchPlan). After a
+// query that answered it waits PollInterval, then until the workflow's
+// history grows or IdleQuery passes: it long-polls the history in the
+// background, so a watch of an execution that does nothing sends a query
+// every IdleQuery, not every PollInterval. Every change a query can see
+// is recorded in the history first (a workflow task, an activity's
+// result, an update accepted), so the wake-up comes with it. After a query
+// that failed it waits RetryInterval.
+type pace struct {
+	poll, retry, idle time.Duration
+	changed           chan struct{}
+	stop              context.CancelFunc
+	started           bool
+	// waitChange: the last query answered.
+	waitChange bool
+}
+
+// pace starts the long poll of workflowID's history; stop ends it.
+func (c *Client) pace(ctx context.Context, workflowID string) *pace {
+	ctx, stop := context.WithCancel(ctx)
+	p := &pace{poll: c.poll, retry: c.retry, idle: c.idle, changed: make(chan struct{}, 1), stop: stop}
+	go p.follow(ctx, c.tc, workflowID)
+	return p
+}
+
+// follow reads workflowID's history as it grows, marking each new event,
+// until ctx ends. The iterator ends with the run (continued as new, or
+// closed) or when axlrd does not answer; it starts again on the latest
+// run after RetryInterval, reading that run from its first event.
+func (p *pace) follow(ctx context.Context, tc HistoryReader, workflowID string) {
+	for ctx.Err() == nil {
+		it := tc.GetWorkflowHistory(ctx, workflowID, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			if _, err := it.Next(); err != nil {
+				break
+			}
+			select {
+			case p.changed <- struct{}{}:
+			default:
+			}
+		}
+		if !sleep(ctx, p.retry) {
+			return
+		}
+	}
+}
+
+// answered: the next wait is for a change; failed: for RetryInterval.
+func (p *pace) answered() { p.waitChange = true }
+func (p *pace) failed()   { p.waitChange = false }
+
+// wait returns when the next query is due, or ctx's error. The first
+// query is due at once.
+func (p *pace) wait(ctx context.Context) error {
+	if !p.started {
+		p.started = true
+		return ctx.Err()
+	}
+	if !p.waitChange {
+		if !sleep(ctx, p.retry) {
+			return ctx.Err()
+		}
+		return nil
+	}
+	if !sleep(ctx, p.poll) {
+		return ctx.Err()
+	}
+	idle := time.NewTimer(p.idle)
+	defer idle.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.changed:
+	case <-idle.C:
+	}
+	return nil
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
