@@ -246,10 +246,12 @@ type Event struct {
 	Reason    string          `json:"reason,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	Result    *Result         `json:"result,omitempty"`
-	// Ceremony events: the instance, step, iteration, trigger and state.
+	// Ceremony events: the instance, step, iteration (of Limit at most,
+	// on step.claimed), trigger and state.
 	Instance  string `json:"instance,omitempty"`
 	Step      string `json:"step,omitempty"`
 	Iteration int    `json:"iteration,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
 	Trigger   string `json:"trigger,omitempty"`
 	State     string `json:"state,omitempty"`
 }

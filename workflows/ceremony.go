@@ -527,7 +527,7 @@ func (d *Driver) claimed(ctx workflow.Context, v InstanceView) {
 	c.Calls, c.Renewals, c.BudgetNoted, c.Reminded, c.LastCall = 0, 0, false, false, ""
 	c.Deadline = workflow.Now(ctx).Add(c.StepTimeout)
 	c.StepSession, c.StepFrom = d.t.Current(), d.t.st.Revision
-	d.t.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, State: c.State})
+	d.t.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Limit: c.Limits[c.Step], State: c.State})
 }
 
 // stepNote is the console note that tells the model where the ceremony

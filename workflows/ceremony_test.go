@@ -3,6 +3,7 @@ package workflows
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ type fakeCeremony struct {
 func (f *fakeCeremony) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
 	return CeremonyStartResult{Definition: "axlr_debug", Version: cmp.Or(f.version, "2.0"), StepTimeout: f.timeout,
 		Instructions: map[string]string{"reproduce": "Reproduce it.", "diagnose": "Diagnose it."},
+		Limits:       map[string]int{"reproduce": 1, "diagnose": 3},
 		Instance:     InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE", NextStep: "reproduce", Steps: []StepView{{Step: "reproduce", Status: "in_progress", Iteration: 1, Attempt: 1}}}}, nil
 }
 
@@ -220,6 +222,17 @@ func TestDriverRunsTheCeremony(t *testing.T) {
 	}
 	if c := r.Ceremony.Steps[0].Check; c == nil || !c.Failed() || *c.ExitCode != 1 || r.Ceremony.Steps[0].Output["reproduced"] != true {
 		t.Fatalf("reproduce record %+v", r.Ceremony.Steps[0])
+	}
+	// Each claim says its step's iteration and the step's limit, for the
+	// TUI's footer (step diagnose 1/3).
+	var claimed []string
+	for _, e := range slices.Concat(p1.Events, p2.Events) {
+		if e.Type == contract.EventStepClaimed {
+			claimed = append(claimed, fmt.Sprintf("%s %d/%d", e.Step, e.Iteration, e.Limit))
+		}
+	}
+	if want := []string{"reproduce 1/1", "diagnose 1/3"}; !slices.Equal(claimed, want) {
+		t.Fatalf("step.claimed events %q, want %q", claimed, want)
 	}
 }
 
