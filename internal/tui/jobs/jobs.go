@@ -8,7 +8,6 @@
 package jobs
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -30,7 +29,7 @@ const RefreshInterval = 3 * time.Second
 // Client is what the panel asks axlrd; *client.Client has it.
 type Client interface {
 	Jobs(ctx context.Context) ([]jobs.Record, error)
-	JobNow(ctx context.Context, id string) (jobs.Record, error)
+	PullRequest(ctx context.Context, id string) (client.PullRequestView, error)
 	DecideJob(ctx context.Context, dec workflows.JobDecision) (jobs.Record, error)
 	RecoverJob(ctx context.Context, id, model string) (jobs.Record, error)
 	InstallJob(ctx context.Context, id, tuiPath string) (jobs.Record, error)
@@ -52,11 +51,11 @@ type ActedMsg struct {
 	Err  error
 }
 
-// PullRequestMsg carries the job's record as its workflow reads it now,
-// for g.
+// PullRequestMsg carries the job's pull request as the forge reports it
+// now, for g.
 type PullRequestMsg struct {
-	Record jobs.Record
-	Err    error
+	View client.PullRequestView
+	Err  error
 }
 
 type tickMsg struct{}
@@ -161,7 +160,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.status = "pull request: " + msg.Err.Error()
 			return m, nil
 		}
-		m.status = pullRequestLine(msg.Record)
+		m.status = pullRequestLine(msg.View)
 		return m, nil
 	case tea.KeyPressMsg:
 		if m.mode != browsing {
@@ -244,8 +243,8 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 		m.status = fmt.Sprintf("reading pull request #%d…", rec.PullRequest)
 		return m, func() tea.Msg {
-			now, err := m.client.JobNow(m.ctx, rec.ID)
-			return PullRequestMsg{Record: now, Err: err}
+			v, err := m.client.PullRequest(m.ctx, rec.ID)
+			return PullRequestMsg{View: v, Err: err}
 		}
 	}
 	return m, nil
@@ -456,13 +455,28 @@ func check(c *jobs.Check) string {
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }
 
-func pullRequestLine(r jobs.Record) string {
-	line := fmt.Sprintf("#%d at %s", r.PullRequest, cmp.Or(short(r.HeadSHA), "no head yet"))
-	if r.MergeSHA != "" {
-		line += ", merged as " + short(r.MergeSHA)
+// pullRequestLine is g's answer on the status line: the state, the merge
+// state while open, and the head's checks with the failed ones' names.
+func pullRequestLine(v client.PullRequestView) string {
+	pr, c := v.PullRequest, v.Checks
+	line := fmt.Sprintf("#%d %s at %s", pr.Number, v.State(), short(pr.HeadSHA))
+	if pr.Merged {
+		line = fmt.Sprintf("#%d merged as %s", pr.Number, short(pr.MergeSHA))
 	}
-	if r.Check != nil {
-		line += ", last check " + check(r.Check)
+	if pr.State == "open" && pr.MergeableState != "" {
+		line += " · merge state " + strings.ToUpper(pr.MergeableState)
+	}
+	line += fmt.Sprintf(" · %d passed, %d pending, %d failed", len(c.Passed), len(c.Pending), len(c.Failed))
+	if len(c.Failed) > 0 {
+		names := make([]string, len(c.Failed))
+		for i, f := range c.Failed {
+			// forge.Checks.Failed holds "<name>: <conclusion> <url>".
+			if cut := strings.LastIndex(f, ": "); cut > 0 {
+				f = f[:cut]
+			}
+			names[i] = f
+		}
+		line += ": " + strings.Join(names, ", ")
 	}
 	return line
 }

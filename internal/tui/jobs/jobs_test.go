@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
@@ -35,11 +36,20 @@ func (f *fakeClient) Jobs(context.Context) ([]jobs.Record, error) {
 	return f.records, f.err
 }
 
-func (f *fakeClient) JobNow(_ context.Context, id string) (jobs.Record, error) {
-	f.calls = append(f.calls, "now "+id)
+// PullRequest answers every job's pull request as open and blocked, with
+// checks of each class.
+func (f *fakeClient) PullRequest(_ context.Context, id string) (client.PullRequestView, error) {
+	f.calls = append(f.calls, "pull request "+id)
 	r, err := jobs.Find(f.records, id)
-	r.HeadSHA = "0123456789abcdef"
-	return r, errors.Join(err, f.err)
+	if err = errors.Join(err, f.err); err != nil {
+		return client.PullRequestView{}, err
+	}
+	return client.PullRequestView{Job: r.ID, Repository: "underpass-ai/axlr",
+		PullRequest: forge.PullRequest{Number: r.PullRequest, State: "open", MergeableState: "blocked",
+			HeadRef: "axlr/" + r.ID, HeadSHA: "0123456789abcdef0123456789abcdef01234567", BaseRef: "main"},
+		Checks: forge.Checks{SHA: "0123456789abcdef0123456789abcdef01234567", Passed: []string{"test", "vet"}, Pending: []string{"e2e"},
+			Failed: []string{"lint: failure https://ci.example/lint/1"}},
+	}, nil
 }
 
 func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (jobs.Record, error) {
@@ -141,7 +151,7 @@ func TestPanelKeys(t *testing.T) {
 		{name: "install", keys: []string{"pgdown", "i"}, calls: []string{"install hello-probe-fails /usr/bin/axlr-tui"}},
 		{name: "queue", keys: []string{"m"}, calls: []string{"queue exec-timeout"}},
 		{name: "unqueue the queued one", keys: []string{"down", "m"}, calls: []string{"unqueue grep-tool-slow: unqueued from the jobs panel"}},
-		{name: "read the pull request", keys: []string{"down", "g"}, calls: []string{"now grep-tool-slow"}},
+		{name: "read the pull request", keys: []string{"down", "g"}, calls: []string{"pull request grep-tool-slow"}},
 		{name: "nothing to approve", keys: []string{"pgdown", "a"}},
 		{name: "deny cancelled with esc", keys: []string{"d", "n", "o", "esc"}},
 		{name: "no pull request to read", keys: []string{"g"}},
@@ -226,6 +236,95 @@ func TestPanelRefreshKeepsSelection(t *testing.T) {
 	m, _ = m.Update(RecordsMsg{Records: recs})
 	if r, _ := m.Selected(); r.ID != "grep-tool-slow" {
 		t.Errorf("selected %s after a refresh, want grep-tool-slow", r.ID)
+	}
+}
+
+// TestPanelPullRequest: g reads the selected job's pull request in a
+// command, never in Update, and its answer is the status line; a job
+// without one says so without a call.
+func TestPanelPullRequest(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		keys    []string
+		err     error
+		reading string // the status line while the command runs
+		calls   []string
+		status  string
+	}{
+		{name: "open", keys: []string{"down", "g"}, reading: "reading pull request #42…", calls: []string{"pull request grep-tool-slow"},
+			status: "#42 open at 0123456 · merge state BLOCKED · 2 passed, 1 pending, 1 failed: lint"},
+		{name: "forge refuses", keys: []string{"down", "g"}, err: errors.New("job grep-tool-slow, pull request #42: not found"),
+			reading: "reading pull request #42…", calls: []string{"pull request grep-tool-slow"},
+			status: "pull request: job grep-tool-slow, pull request #42: not found"},
+		{name: "no pull request yet", keys: []string{"g"}, status: "exec-timeout has no pull request yet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{records: sample()}
+			m := loaded(t, f)
+			f.calls, f.err = nil, tt.err
+			m, cmd := press(m, tt.keys...)
+			if len(f.calls) > 0 {
+				t.Fatalf("Update called %q", f.calls)
+			}
+			if tt.calls == nil {
+				if cmd != nil {
+					t.Fatalf("a command for a job without a pull request: %v", cmd())
+				}
+			} else {
+				if got := statusLine(m); got != tt.reading {
+					t.Errorf("status while reading %q, want %q", got, tt.reading)
+				}
+				if cmd == nil {
+					t.Fatal("no command")
+				}
+				msg, ok := cmd().(PullRequestMsg)
+				if !ok {
+					t.Fatalf("the command answered %T, want a PullRequestMsg", msg)
+				}
+				if m, cmd = m.Update(msg); cmd != nil {
+					t.Error("the answer asked for more")
+				}
+			}
+			if !reflect.DeepEqual(f.calls, tt.calls) {
+				t.Errorf("calls %q, want %q", f.calls, tt.calls)
+			}
+			if got := statusLine(m); got != tt.status {
+				t.Errorf("status %q, want %q", got, tt.status)
+			}
+		})
+	}
+}
+
+// statusLine is the view's status line, unpadded.
+func statusLine(m Model) string {
+	lines := strings.Split(m.View(), "\n")
+	return strings.TrimRight(lines[len(lines)-2], " ")
+}
+
+func TestPullRequestLine(t *testing.T) {
+	const sha = "89abcdef0123456789abcdef0123456789abcdef"
+	for _, tt := range []struct {
+		name string
+		view client.PullRequestView
+		want string
+	}{
+		{name: "green", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: sha},
+			Checks: forge.Checks{Passed: []string{"test", "vet", "lint"}}},
+			want: "#7 open at 89abcde · merge state CLEAN · 3 passed, 0 pending, 0 failed"},
+		{name: "failed names without their conclusion and link", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "unstable", HeadSHA: sha},
+			Checks: forge.Checks{Failed: []string{"CI / test: failure https://ci.example/1", "ci/build: error"}}},
+			want: "#7 open at 89abcde · merge state UNSTABLE · 0 passed, 0 pending, 2 failed: CI / test, ci/build"},
+		{name: "merged", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "closed", Merged: true, MergeSHA: "fedcba9876543210",
+			MergeableState: "unknown", HeadSHA: sha}, Checks: forge.Checks{Passed: []string{"test"}}},
+			want: "#7 merged as fedcba9 · 1 passed, 0 pending, 0 failed"},
+		{name: "closed", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "closed", MergeableState: "unknown", HeadSHA: sha}},
+			want: "#7 closed at 89abcde · 0 passed, 0 pending, 0 failed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := pullRequestLine(tt.view); got != tt.want {
+				t.Errorf("pullRequestLine = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
