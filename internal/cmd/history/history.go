@@ -140,19 +140,8 @@ func printLines(out io.Writer, t *client.Trajectory) {
 
 // columns are a step's columns after its time, tab-separated.
 func columns(s client.Step) string {
-	attempt := "-"
-	if s.Attempt > 0 {
-		attempt = fmt.Sprint(s.Attempt)
-	}
-	took := "-"
-	if s.Duration != nil {
-		took = time.Duration(*s.Duration).Round(time.Millisecond).String()
-	}
-	outcome := s.Outcome
-	if s.Error != "" {
-		outcome += ": " + cmdutil.OneLine(s.Error)
-	}
-	return strings.Join([]string{s.Kind + " " + s.Name, tabless(s.Detail), attempt, took, tabless(outcome)}, "\t")
+	c := StepCells(s)
+	return strings.Join([]string{c.Step, tabless(c.Detail), c.Attempt, c.Took, tabless(c.Outcome)}, "\t")
 }
 
 // tabless keeps a column's text on its column.
