@@ -52,8 +52,8 @@ func New(width, height int, color bool) Common {
 	return Common{Width: width, Height: height, Color: color, Styles: NewStyles(color)}
 }
 
-// Input returns a one-line text input without a prompt, its text plain
-// when colour is off (the virtual cursor stays in reverse video).
+// Input returns a one-line text input without a prompt, plain when colour
+// is off (the virtual cursor in reverse video, uncoloured).
 func (c Common) Input(placeholder string) textinput.Model {
 	in := textinput.New()
 	in.Prompt = ""
@@ -61,6 +61,7 @@ func (c Common) Input(placeholder string) textinput.Model {
 	if !c.Color {
 		st := in.Styles()
 		st.Focused, st.Blurred = textinput.StyleState{}, textinput.StyleState{}
+		st.Cursor.Color = nil
 		in.SetStyles(st)
 	}
 	return in

@@ -79,3 +79,13 @@ func TestTranscriptStreams(t *testing.T) {
 		t.Errorf("view misses the answer:\n%s", m.View())
 	}
 }
+
+// Under NO_COLOR the composer, its prompt and its placeholder are plain:
+// no escape sequence but the cursor's reverse video.
+func TestNoColorComposer(t *testing.T) {
+	view := New(common.New(80, 24, false)).View()
+	plain := strings.ReplaceAll(strings.ReplaceAll(view, "\x1b[7m", ""), "\x1b[m", "")
+	if strings.Contains(plain, "\x1b[") {
+		t.Errorf("escape sequences under NO_COLOR: %q", view)
+	}
+}
