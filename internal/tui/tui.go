@@ -7,14 +7,17 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/card"
@@ -23,6 +26,8 @@ import (
 	"github.com/underpass-ai/axlr/internal/tui/jobs"
 	"github.com/underpass-ai/axlr/internal/tui/plans"
 	"github.com/underpass-ai/axlr/internal/tui/session"
+	jobrec "github.com/underpass-ai/axlr/jobs"
+	planrec "github.com/underpass-ai/axlr/plans"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -35,6 +40,7 @@ type Client interface {
 	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
 	Watch(ctx context.Context, ex client.Execution, w client.Watcher) (*contract.Result, error)
 	Interrupt(ctx context.Context, ex client.Execution, reason string) error
+	StopCeremony(ctx context.Context, sessionID string, req workflows.StopCeremonyRequest) (client.Execution, error)
 }
 
 var _ Client = (*client.Client)(nil)
@@ -82,6 +88,13 @@ type Model struct {
 	running   *client.Execution
 	events    chan tea.Msg
 	interrupt bool
+	// instance is the ceremony the session runs, for /stop-ceremony.
+	instance string
+	// palette: Esc in the session view made the next key a shortcut (J
+	// the jobs panel, P the plans panel) rather than text.
+	palette bool
+	// offered are the waits whose card opened on its own, each once.
+	offered map[string]bool
 }
 
 // New returns the root model at 80×24 until the terminal says its size.
@@ -93,7 +106,7 @@ func New(ctx context.Context, c Client, opts Options) Model {
 		opts.Approve = policy.ApproveLocal
 	}
 	com := common.New(80, 24, !opts.NoColor)
-	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com)}
+	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com), offered: map[string]bool{}}
 	m.footer.State.Model, m.footer.State.Mode = opts.Model, opts.Mode
 	m.session = session.New(m.body())
 	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
@@ -172,6 +185,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events = make(chan tea.Msg, 64)
 		return m, tea.Batch(m.watch(ex, m.events), next(m.events))
 	case eventMsg:
+		if ev, ok := msg.msg.(session.EventMsg); ok {
+			m = m.follow(ev.Event)
+		}
 		var cmd tea.Cmd
 		m, cmd = m.route(msg.msg)
 		return m, tea.Batch(cmd, next(m.events))
@@ -179,6 +195,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.running = nil
 		if msg.err != nil {
 			return m.note("watch: " + msg.err.Error())
+		}
+		if c := msg.res.Ceremony; c != nil && c.Ended {
+			m.instance, m.footer.State.Step = "", ""
 		}
 		if msg.res.Status == contract.NeedsDecision && msg.res.Pending != nil {
 			m.card = card.New(m.body(), card.ForCall(m.sessionID, *msg.res.Pending))
@@ -198,23 +217,85 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case jobs.RecordsMsg:
 		var ue *client.UnreachableError
 		m.footer.State.Reconnecting = errors.As(msg.Err, &ue)
+		if msg.Err == nil {
+			m.footer.State.Job = footer.ActiveJob(msg.Records)
+			m = m.offerJob(msg.Records)
+		}
+	case plans.RecordsMsg:
+		if msg.Err == nil {
+			m.footer.State.Plan = footer.RunningPlan(msg.Records)
+			m = m.offerPlan(msg.Records)
+		}
 	}
 	return m.route(msg)
 }
 
-// route hands a message to the session view, a panel or the card.
+// follow keeps the footer's ceremony step and the instance /stop-ceremony
+// names from the session's events.
+func (m Model) follow(ev contract.Event) Model {
+	switch ev.Type {
+	case contract.EventStepClaimed:
+		m.instance = ev.Instance
+		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit = ev.Step, ev.Iteration, ev.Limit
+	case contract.EventCeremonyStopped:
+		m.instance, m.footer.State.Step = "", ""
+	}
+	return m
+}
+
+// idle reports whether nothing else is on screen: the session view, no
+// execution running, nothing typed. A card may then open on its own.
+func (m Model) idle() bool {
+	return m.view == sessionView && m.running == nil && m.session.Empty() && !m.palette
+}
+
+// offer opens the card of req on its own, once per wait (key), when the
+// TUI is idle.
+func (m Model) offer(key string, req card.Request) Model {
+	if !m.idle() || m.offered[key] {
+		return m
+	}
+	m.offered[key] = true
+	m.card = card.New(m.body(), req)
+	m.back, m.view = sessionView, cardView
+	return m
+}
+
+// offerJob offers the card of the newest job that waits for the person.
+func (m Model) offerJob(recs []jobrec.Record) Model {
+	for _, rec := range recs {
+		if p := rec.Pending; p != nil {
+			if req, err := card.ForJob(rec); err == nil {
+				return m.offer(fmt.Sprintf("job %s %s %s %s", rec.ID, p.Kind, p.HeadSHA, p.Command), req)
+			}
+		}
+	}
+	return m
+}
+
+// offerPlan offers the card of the newest plan that waits for the person.
+func (m Model) offerPlan(recs []planrec.Record) Model {
+	for _, rec := range recs {
+		if !rec.NeedsPerson() {
+			continue
+		}
+		if req, err := card.ForPlan(rec); err == nil {
+			return m.offer(fmt.Sprintf("plan %s %s %s", rec.ID, req.Title, strings.Join(req.Lines, "\n")), req)
+		}
+	}
+	return m
+}
+
+// route hands a key to the view on screen, and any other message to every
+// component: each takes its own (a panel's timed refresh, an input's
+// blink) and ignores the rest, whichever view is on screen.
 func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
+	if lm, ok := msg.(linkMsg); ok {
+		m.footer.State.Reconnecting = lm.down
+		return m, nil
+	}
 	var cmd tea.Cmd
-	switch msg := msg.(type) {
-	case linkMsg:
-		m.footer.State.Reconnecting = msg.down
-	case session.EventMsg, session.NoteMsg:
-		m.session, cmd = m.session.Update(msg)
-	case jobs.RecordsMsg, jobs.ActedMsg, jobs.PullRequestMsg:
-		m.jobs, cmd = m.jobs.Update(msg)
-	case plans.RecordsMsg, plans.ActedMsg:
-		m.plans, cmd = m.plans.Update(msg)
-	default:
+	if _, ok := msg.(tea.KeyPressMsg); ok {
 		switch m.view {
 		case jobsView:
 			m.jobs, cmd = m.jobs.Update(msg)
@@ -225,9 +306,18 @@ func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 		default:
 			m.session, cmd = m.session.Update(msg)
 		}
+		return m, cmd
 	}
-	return m, cmd
+	cmds := make([]tea.Cmd, 4)
+	m.session, cmds[0] = m.session.Update(msg)
+	m.jobs, cmds[1] = m.jobs.Update(msg)
+	m.plans, cmds[2] = m.plans.Update(msg)
+	m.card, cmds[3] = m.card.Update(msg)
+	return m, tea.Batch(cmds...)
 }
+
+// paletteKeys are the shortcuts the footer lists after Esc.
+const paletteKeys = "J jobs · P plans · Esc back"
 
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k.String() {
@@ -250,10 +340,22 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.view = sessionView
 			return m, nil
 		}
-	case "J":
-		if m.view == sessionView && m.session.Empty() {
-			m.view = jobsView
-			return m, m.jobs.Refresh()
+		if m.view == sessionView {
+			m.palette = !m.palette
+			m.footer.State.Keys = ""
+			if m.palette {
+				m.footer.State.Keys = paletteKeys
+			}
+			return m, nil
+		}
+	}
+	if m.palette {
+		m.palette, m.footer.State.Keys = false, ""
+		switch k.String() {
+		case "J":
+			return m.slash(session.SlashMsg{Command: "/jobs"})
+		case "P":
+			return m.slash(session.SlashMsg{Command: "/plans"})
 		}
 	}
 	return m.route(k)
@@ -270,9 +372,80 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 	case "/normal", "/debug", "/delivery":
 		m.opts.Mode = s.Command[1:]
 		m.footer.State.Mode = m.opts.Mode
+		if s.Args != "" {
+			// The brief goes as the prompt that starts the ceremony.
+			return m, m.start(s.Args)
+		}
 		return m, nil
+	case "/repair", "/improve":
+		kind := jobrec.Kind(s.Command[1:])
+		m.view = jobsView
+		if s.Args == "" {
+			return m, m.jobs.Refresh()
+		}
+		brief, model := s.Args, m.opts.Model
+		return m, func() tea.Msg {
+			rec, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: brief, Model: model})
+			if err != nil {
+				return jobs.ActedMsg{Err: err}
+			}
+			return jobs.ActedMsg{Done: fmt.Sprintf("%s %s admitted: it runs in axlrd, this panel follows it", kind, rec.ID)}
+		}
+	case "/plan":
+		m.view = plansView
+		if s.Args == "" {
+			return m, m.plans.Refresh()
+		}
+		in := client.PlanLaunch{Brief: s.Args, Root: m.opts.Root, Model: m.opts.Model}
+		return m, func() tea.Msg {
+			rec, err := m.client.LaunchPlan(m.ctx, in)
+			if err != nil {
+				return plans.ActedMsg{Err: err}
+			}
+			return plans.ActedMsg{Done: "plan " + rec.ID + " started: its planner decomposes the brief"}
+		}
+	case "/ceremony":
+		return m.note(ceremonyList(s.Args))
+	case "/stop-ceremony":
+		if m.sessionID == "" || m.instance == "" {
+			return m.note("no ceremony runs in this session: /debug or /delivery starts one")
+		}
+		if m.running != nil {
+			return m.note("the session is busy: wait for its answer (or Ctrl+C), then /stop-ceremony")
+		}
+		req := workflows.StopCeremonyRequest{InstanceID: m.instance, Reason: cmp.Or(s.Args, "stopped by the person from the TUI")}
+		id := m.sessionID
+		return m, func() tea.Msg {
+			ex, err := m.client.StopCeremony(m.ctx, id, req)
+			return startedMsg{ex: ex, err: err}
+		}
 	}
 	return m.note(s.Command + " is not in this TUI yet; axlr-tui " + s.Command[1:] + " --help has the command line's")
+}
+
+// ceremonyList is what /ceremony shows: the definitions axlrd publishes in
+// MADE and what starts each.
+func ceremonyList(args string) string {
+	var b strings.Builder
+	if args != "" {
+		b.WriteString("running " + args + " from /ceremony is not in axlr yet; the definitions axlrd publishes:\n")
+	} else {
+		b.WriteString("the definitions axlrd publishes:\n")
+	}
+	for _, d := range ceremonies.All() {
+		if d.Superseded {
+			continue
+		}
+		from := "/" + d.Mode
+		switch {
+		case d.Plan:
+			from = "a plan's " + d.Mode + " (/plan)"
+		case d.Job:
+			from = "/" + d.Mode + " (a job)"
+		}
+		fmt.Fprintf(&b, "  %s %s · %s\n", d.Name, d.Version, from)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (m Model) note(text string) (Model, tea.Cmd) {
@@ -305,6 +478,9 @@ func (m Model) decide(d card.DecisionMsg) tea.Cmd {
 		case card.Job:
 			_, err := m.client.DecideJob(m.ctx, d.JobDecision())
 			return jobs.ActedMsg{Done: "decided " + d.Request.Job, Err: err}
+		case card.Plan, card.PlanCommands:
+			_, err := m.client.DecidePlan(m.ctx, d.PlanDecision())
+			return plans.ActedMsg{Done: "decided plan " + d.Request.Plan, Err: err}
 		}
 		return session.NoteMsg{Text: fmt.Sprintf("no client call for a card of subject %d", d.Request.Subject)}
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/card"
+	"github.com/underpass-ai/axlr/internal/tui/jobs"
 	"github.com/underpass-ai/axlr/internal/tui/session"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 	jobrec "github.com/underpass-ai/axlr/jobs"
@@ -28,7 +30,8 @@ func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) { return nil
 func (f *fakeClient) JobNow(context.Context, string) (jobrec.Record, error) {
 	return jobrec.Record{}, nil
 }
-func (f *fakeClient) DecideJob(context.Context, workflows.JobDecision) (jobrec.Record, error) {
+func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (jobrec.Record, error) {
+	f.calls = append(f.calls, fmt.Sprintf("decide job %s %s approve=%v at %s", dec.Job, dec.Kind, dec.Approve, dec.HeadSHA))
 	return jobrec.Record{}, nil
 }
 func (f *fakeClient) RecoverJob(context.Context, string, string) (jobrec.Record, error) {
@@ -43,8 +46,9 @@ func (f *fakeClient) QueueJob(context.Context, string) (workflows.QueueView, err
 func (f *fakeClient) UnqueueJob(context.Context, string, string) (workflows.QueueView, error) {
 	return workflows.QueueView{}, nil
 }
-func (f *fakeClient) LaunchJob(context.Context, client.LaunchRequest) (jobrec.Record, error) {
-	return jobrec.Record{}, nil
+func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (jobrec.Record, error) {
+	f.calls = append(f.calls, "launch "+string(req.Kind)+" "+req.Brief)
+	return jobrec.Record{ID: "parse-empty-1a2b3c", Kind: req.Kind}, nil
 }
 func (f *fakeClient) Plans(context.Context) ([]plans.Record, error) {
 	f.calls = append(f.calls, "plans")
@@ -56,8 +60,9 @@ func (f *fakeClient) DecidePlan(context.Context, workflows.PlanDecision) (plans.
 func (f *fakeClient) RecoverPlan(context.Context, string) (plans.Record, error) {
 	return plans.Record{}, nil
 }
-func (f *fakeClient) LaunchPlan(context.Context, client.PlanLaunch) (plans.Record, error) {
-	return plans.Record{}, nil
+func (f *fakeClient) LaunchPlan(_ context.Context, in client.PlanLaunch) (plans.Record, error) {
+	f.calls = append(f.calls, "plan "+in.Brief+" in "+in.Root)
+	return plans.Record{ID: "add-a-retry-6a7b8c"}, nil
 }
 func (f *fakeClient) Start(_ context.Context, req workflows.ExecuteRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "start "+req.Prompt+" in "+req.Root)
@@ -73,6 +78,10 @@ func (f *fakeClient) Decide(_ context.Context, id string, req workflows.DecideRe
 }
 func (f *fakeClient) Watch(context.Context, client.Execution, client.Watcher) (*contract.Result, error) {
 	return &contract.Result{Status: contract.Completed}, nil
+}
+func (f *fakeClient) StopCeremony(_ context.Context, id string, req workflows.StopCeremonyRequest) (client.Execution, error) {
+	f.calls = append(f.calls, "stop "+id+" "+req.InstanceID+" "+req.Reason)
+	return client.Execution{SessionID: id, ExecutionID: "e3"}, nil
 }
 func (f *fakeClient) Interrupt(_ context.Context, ex client.Execution, _ string) error {
 	f.calls = append(f.calls, "interrupt "+ex.ExecutionID)
@@ -99,9 +108,19 @@ func TestSlashJobsAndEsc(t *testing.T) {
 	if m.view != sessionView {
 		t.Error("esc did not go back")
 	}
+	// J is text in the composer; after Esc it is the jobs panel's key.
+	m, _ = step(t, m, tuitest.Key("J"))
+	if m.view != sessionView {
+		t.Fatal("J typed in the composer opened the jobs panel")
+	}
+	m, _ = step(t, m, tuitest.Key("backspace"))
+	m, _ = step(t, m, tuitest.Key("esc"))
+	if !strings.Contains(m.View().Content, "J jobs · P plans") {
+		t.Errorf("esc shows no shortcuts in the footer:\n%s", m.View().Content)
+	}
 	m, _ = step(t, m, tuitest.Key("J"))
 	if m.view != jobsView {
-		t.Error("J did not open the panel")
+		t.Error("esc J did not open the panel")
 	}
 }
 
@@ -158,5 +177,114 @@ func TestPromptCardAndCtrlC(t *testing.T) {
 	_, cmd = step(t, m, tuitest.Key("ctrl+c"))
 	if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Error("ctrl+c with nothing running did not leave")
+	}
+}
+
+// send types text in the composer and sends it: the model after the
+// prompt or the slash command reached it, and the command it returned.
+func send(t *testing.T, m Model, text string) (Model, tea.Cmd) {
+	t.Helper()
+	for _, k := range tuitest.Type(text) {
+		m, _ = step(t, m, k)
+	}
+	m, cmd := step(t, m, tuitest.Key("enter"))
+	return step(t, m, cmd())
+}
+
+// The footer follows the ceremony from the session's events, and
+// /stop-ceremony names the instance they named.
+func TestCeremonyStepAndStop(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Model: "m", Root: "/w"})
+	m, _ = send(t, m, "/stop-ceremony")
+	if view := m.View().Content; !strings.Contains(view, "no ceremony runs in this session") {
+		t.Fatalf("/stop-ceremony without a ceremony:\n%s", view)
+	}
+	m, cmd := send(t, m, "/debug TestParse fails")
+	m, _ = step(t, m, cmd())
+	if m.opts.Mode != "debug" || f.calls[0] != "start TestParse fails in /w" {
+		t.Fatalf("mode %s, calls %q", m.opts.Mode, f.calls)
+	}
+	m, _ = step(t, m, eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventStepClaimed, Instance: "axlr-debug-1", Step: "diagnose", Iteration: 2, Limit: 3}}})
+	if footer := m.footer.View(); !strings.Contains(footer, "m · debug · step diagnose 2/3") {
+		t.Fatalf("footer %q", footer)
+	}
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed}})
+	m, cmd = send(t, m, "/stop-ceremony the fix is known")
+	cmd()
+	if last := f.calls[len(f.calls)-1]; last != "stop s1 axlr-debug-1 the fix is known" {
+		t.Fatalf("calls %q", f.calls)
+	}
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed, Ceremony: &contract.CeremonyOutcome{Ended: true, Stopped: "the person stopped it"}}})
+	if footer := m.footer.View(); strings.Contains(footer, "step") {
+		t.Errorf("the footer still shows the step after the ceremony ended: %q", footer)
+	}
+}
+
+// /repair and /improve with a brief admit a job and open the jobs panel;
+// /plan with one starts a plan and opens the plans panel.
+func TestSlashLaunches(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Root: "/w"})
+	m, cmd := send(t, m, "/repair TestParse fails on empty input")
+	msg := cmd()
+	if m.view != jobsView || f.calls[0] != "launch repair TestParse fails on empty input" {
+		t.Fatalf("view %d, calls %q", m.view, f.calls)
+	}
+	m, _ = step(t, m, msg)
+	if !strings.Contains(m.View().Content, "repair parse-empty-1a2b3c admitted") {
+		t.Errorf("the panel does not say the job was admitted:\n%s", m.View().Content)
+	}
+	m, _ = step(t, m, tuitest.Key("esc"))
+	m, cmd = send(t, m, "/plan add a retry")
+	cmd()
+	if m.view != plansView || f.calls[len(f.calls)-1] != "plan add a retry in /w" {
+		t.Fatalf("view %d, calls %q", m.view, f.calls)
+	}
+}
+
+// A job that waits for the person opens its card on its own when nothing
+// else is on screen, once; a decides it through the job's workflow.
+func TestJobCardOpensOnItsOwn(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, MaxActive: 2})
+	waiting := jobrec.Record{ID: "parse-empty-1a2b3c", Kind: jobrec.Repair, Status: jobrec.AwaitingMerge,
+		Pending: &jobrec.Pending{Kind: jobrec.PendingMerge, PullRequest: 42, HeadSHA: "abc123"}}
+	m, _ = step(t, m, tuitest.Key("x")) // typing: the card waits
+	m, _ = step(t, m, jobs.RecordsMsg{Records: []jobrec.Record{waiting}})
+	if m.view != sessionView {
+		t.Fatal("the card opened over a prompt being typed")
+	}
+	if footer := m.footer.View(); !strings.Contains(footer, "repair parse-empty-1a2b3c · awaiting_merge") {
+		t.Errorf("footer %q", footer)
+	}
+	m, _ = step(t, m, tuitest.Key("backspace"))
+	m, _ = step(t, m, jobs.RecordsMsg{Records: []jobrec.Record{waiting}})
+	if m.view != cardView || !strings.Contains(m.View().Content, "Merge parse-empty-1a2b3c's pull request?") {
+		t.Fatalf("no merge card:\n%s", m.View().Content)
+	}
+	m, cmd := step(t, m, tuitest.Key("a"))
+	m, cmd = step(t, m, cmd().(card.DecisionMsg))
+	cmd()
+	if f.calls[len(f.calls)-1] != "decide job parse-empty-1a2b3c merge approve=true at abc123" || m.view != sessionView {
+		t.Fatalf("calls %q, view %d", f.calls, m.view)
+	}
+	m, _ = step(t, m, jobs.RecordsMsg{Records: []jobrec.Record{waiting}})
+	if m.view != sessionView {
+		t.Error("the card of the same wait opened twice")
+	}
+}
+
+func TestCeremonyList(t *testing.T) {
+	m := New(context.Background(), &fakeClient{}, Options{NoColor: true})
+	m, _ = send(t, m, "/ceremony")
+	view := m.View().Content
+	for _, want := range []string{"axlr_debug 2.1 · /debug", "axlr_repair 1.0 · /repair (a job)", "axlr_task 1.0 · a plan's task (/plan)"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("/ceremony does not list %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "axlr_debug 2.0") {
+		t.Errorf("/ceremony lists a superseded definition:\n%s", view)
 	}
 }

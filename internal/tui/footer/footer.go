@@ -26,6 +26,30 @@ type State struct {
 	Job          *jobs.Record
 	Plan         *plans.Record
 	Reconnecting bool
+	// Keys are the shortcuts the next key takes, when it is one.
+	Keys string
+}
+
+// ActiveJob is the newest job still at work or waiting for the person
+// (records newest first, as the registry lists them), or nil.
+func ActiveJob(recs []jobs.Record) *jobs.Record {
+	for i := range recs {
+		if recs[i].Status.Active() {
+			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// RunningPlan is the newest plan not ended nor interrupted (records
+// newest first), or nil.
+func RunningPlan(recs []plans.Record) *plans.Record {
+	for i := range recs {
+		if s := recs[i].Status; !s.Terminal() && s != plans.Interrupted {
+			return &recs[i]
+		}
+	}
+	return nil
 }
 
 // Model is the footer.
@@ -57,6 +81,9 @@ func (s State) Parts() []string {
 	}
 	if p := s.Plan; p != nil {
 		parts = append(parts, planPart(*p))
+	}
+	if s.Keys != "" {
+		parts = append(parts, s.Keys)
 	}
 	if s.Reconnecting {
 		parts = append(parts, "reconnecting")

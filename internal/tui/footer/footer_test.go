@@ -29,6 +29,7 @@ func TestFooterParts(t *testing.T) {
 		{"plan", State{Plan: plan}, "plan p-1a2b3c · wave 2/3 · parser running"},
 		{"plan not started", State{Plan: &plans.Record{ID: "p-2", Status: plans.AwaitingApproval, Waves: 2}}, "plan p-2 · awaiting_approval"},
 		{"reconnecting", State{Model: "glm-5", Reconnecting: true}, "glm-5 · reconnecting"},
+		{"keys", State{Model: "glm-5", Keys: "J jobs", Reconnecting: true}, "glm-5 · J jobs · reconnecting"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,5 +63,24 @@ func TestFooterView(t *testing.T) {
 			}
 			tuitest.Golden(t, view, *update)
 		})
+	}
+}
+
+// The footer's job is the newest one still active, its plan the newest
+// one not ended nor interrupted.
+func TestActiveJobAndRunningPlan(t *testing.T) {
+	recs := []jobs.Record{{ID: "j3", Status: jobs.Interrupted}, {ID: "j2", Status: jobs.AwaitingMerge}, {ID: "j1", Status: jobs.Running}}
+	if got := ActiveJob(recs); got == nil || got.ID != "j2" {
+		t.Errorf("active job %+v, want j2", got)
+	}
+	if got := ActiveJob(recs[:1]); got != nil {
+		t.Errorf("active job %+v among interrupted ones", got)
+	}
+	ps := []plans.Record{{ID: "p3", Status: plans.Done}, {ID: "p2", Status: plans.Interrupted}, {ID: "p1", Status: plans.AwaitingApproval}}
+	if got := RunningPlan(ps); got == nil || got.ID != "p1" {
+		t.Errorf("running plan %+v, want p1", got)
+	}
+	if got := RunningPlan(ps[:2]); got != nil {
+		t.Errorf("running plan %+v among ended ones", got)
 	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // Commands are the slash commands the composer knows.
-var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/normal", "/jobs", "/plans", "/history", "/stop-ceremony"}
+var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/jobs", "/plans", "/sessions", "/history", "/stop-ceremony"}
 
 // PromptMsg is a prompt the person sent.
 type PromptMsg struct{ Text string }
@@ -56,6 +56,13 @@ func New(com common.Common) Model {
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
 	ta.SetWidth(com.Width)
 	ta.SetHeight(composerHeight)
+	if !com.Color {
+		// NO_COLOR: the composer's text, prompt and placeholder plain too.
+		st := ta.Styles()
+		st.Focused, st.Blurred = textarea.StyleState{}, textarea.StyleState{}
+		st.Cursor.Color = nil
+		ta.SetStyles(st)
+	}
 	ta.Focus()
 	return Model{Common: com, composer: ta}
 }
@@ -142,6 +149,8 @@ func (m *Model) add(ev contract.Event) {
 		e = entry{kind: "note", text: "failed: " + ev.Error}
 	case contract.EventStepClaimed:
 		e = entry{kind: "note", text: "step " + ev.Step + " claimed"}
+	case contract.EventCeremonyStopped:
+		e = entry{kind: "note", text: "ceremony stopped: " + ev.Reason}
 	default:
 		return
 	}
@@ -168,6 +177,5 @@ func (m Model) View() string {
 	return strings.Join(lines, "\n") + "\n" + strings.Repeat("─", m.Width) + "\n" + m.composer.View()
 }
 
-// Empty reports whether the composer holds nothing: a key such as J is
-// then a shortcut, not text.
+// Empty reports whether the composer holds nothing.
 func (m Model) Empty() bool { return m.composer.Value() == "" }
