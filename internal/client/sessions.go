@@ -40,6 +40,12 @@ type SessionSummary struct {
 	Status string `json:"status"`
 }
 
+// Open reports whether the session's workflow still runs, so a prompt can
+// reach it; a closed one refuses updates.
+func (s SessionSummary) Open() bool {
+	return s.Status == "running" || s.Status == "paused" || s.Status == "continued as new"
+}
+
 // Sessions lists this host's session workflows, newest started first,
 // from one paged visibility list: a thousand sessions cost a page, and no
 // workflow is queried. A workflow that continued as new is one summary.

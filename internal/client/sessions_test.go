@@ -130,3 +130,14 @@ func TestSessionsListFails(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionSummaryOpen(t *testing.T) {
+	for status, open := range map[string]bool{
+		"running": true, "paused": true, "continued as new": true,
+		"completed": false, "failed": false, "cancelled": false, "terminated": false, "timed out": false, "unknown": false,
+	} {
+		if got := (SessionSummary{Status: status}).Open(); got != open {
+			t.Errorf("a %s session open: %v, want %v", status, got, open)
+		}
+	}
+}
