@@ -116,15 +116,27 @@ func planPart(p plans.Record) string {
 	return part
 }
 
-// View draws the footer on one line of Width cells, "reconnecting" kept
-// in view when the line is cut.
+// View draws the footer on one line of Width cells. When the line is cut,
+// the keys and "reconnecting" stay in view and the parts before them are
+// cut.
 func (m Model) View() string {
 	parts := m.State.Parts()
 	line := strings.Join(parts, " · ")
-	if m.State.Reconnecting && ansi.StringWidth(line) > m.Width {
-		rest := strings.Join(parts[:len(parts)-1], " · ")
-		line = common.Cut(rest, max(m.Width-len(" · reconnecting"), 0)) + " · reconnecting"
-		return m.Styles.Error.Render(common.Fit(line, m.Width))
+	style := m.Styles.Dim
+	if m.State.Reconnecting {
+		style = m.Styles.Error
 	}
-	return m.Styles.Dim.Render(common.Fit(line, m.Width))
+	var tail []string
+	if m.State.Keys != "" {
+		tail = append(tail, m.State.Keys)
+	}
+	if m.State.Reconnecting {
+		tail = append(tail, "reconnecting")
+	}
+	if len(tail) > 0 && ansi.StringWidth(line) > m.Width {
+		end := " · " + strings.Join(tail, " · ")
+		rest := strings.Join(parts[:len(parts)-len(tail)], " · ")
+		line = common.Cut(rest, max(m.Width-ansi.StringWidth(end), 0)) + end
+	}
+	return style.Render(common.Fit(line, m.Width))
 }

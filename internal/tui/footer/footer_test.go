@@ -46,6 +46,8 @@ func TestFooterView(t *testing.T) {
 		Plan: &plans.Record{ID: "p-1a2b3c", Status: plans.Running, Waves: 3, Tasks: []plans.Task{{ID: "parser", Wave: 2, Status: plans.TaskRunning}}}}
 	cut := full
 	cut.Reconnecting = true
+	keys := full
+	keys.Keys = "J jobs · P plans · Esc back"
 	for _, tt := range []struct {
 		name  string
 		state State
@@ -53,6 +55,7 @@ func TestFooterView(t *testing.T) {
 		{"short", State{Model: "glm-5", Mode: "normal"}},
 		{"full", full},
 		{"cut keeps reconnecting", cut},
+		{"cut keeps the keys", keys},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(common.New(80, 1, false))
