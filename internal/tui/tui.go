@@ -23,9 +23,11 @@ import (
 	"github.com/underpass-ai/axlr/internal/tui/card"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/footer"
+	"github.com/underpass-ai/axlr/internal/tui/history"
 	"github.com/underpass-ai/axlr/internal/tui/jobs"
 	"github.com/underpass-ai/axlr/internal/tui/plans"
 	"github.com/underpass-ai/axlr/internal/tui/session"
+	"github.com/underpass-ai/axlr/internal/tui/sessions"
 	jobrec "github.com/underpass-ai/axlr/jobs"
 	planrec "github.com/underpass-ai/axlr/plans"
 	"github.com/underpass-ai/axlr/workflows"
@@ -35,6 +37,9 @@ import (
 type Client interface {
 	jobs.Client
 	plans.Client
+	sessions.Client
+	history.Client
+	Result(ctx context.Context, sessionID string) (*contract.Result, error)
 	Start(ctx context.Context, req workflows.ExecuteRequest) (client.Execution, error)
 	Execute(ctx context.Context, sessionID string, req workflows.ExecuteRequest) (client.Execution, error)
 	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
@@ -67,6 +72,8 @@ const (
 	jobsView
 	plansView
 	cardView
+	sessionsView
+	historyView
 )
 
 // Model is the root model.
@@ -80,9 +87,11 @@ type Model struct {
 	back    view
 	session session.Model
 	jobs    jobs.Model
-	plans   plans.Model
-	card    card.Model
-	footer  footer.Model
+	plans    plans.Model
+	sessions sessions.Model
+	history  history.Model
+	card     card.Model
+	footer   footer.Model
 
 	sessionID string
 	running   *client.Execution
@@ -111,6 +120,8 @@ func New(ctx context.Context, c Client, opts Options) Model {
 	m.session = session.New(m.body())
 	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
 	m.plans = plans.New(ctx, c, m.body(), plans.Options{Root: opts.Root, Model: opts.Model})
+	m.sessions = sessions.New(ctx, c, m.body())
+	m.history = history.New(ctx, c, m.body())
 	return m
 }
 
@@ -168,6 +179,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.session.SetSize(b.Width, b.Height)
 		m.jobs.SetSize(b.Width, b.Height)
 		m.plans.SetSize(b.Width, b.Height)
+		m.sessions.SetSize(b.Width, b.Height)
+		m.history.SetSize(b.Width, b.Height)
 		m.card.SetSize(b.Width, b.Height)
 		return m, nil
 	case tea.KeyPressMsg:
@@ -214,6 +227,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case card.DecisionMsg:
 		m.view = m.back
 		return m, m.decide(msg)
+	case sessions.PickedMsg:
+		m.view = sessionView
+		return m, m.resume(msg.SessionID)
+	case resumedMsg:
+		return m.resumed(msg)
 	case jobs.RecordsMsg:
 		var ue *client.UnreachableError
 		m.footer.State.Reconnecting = errors.As(msg.Err, &ue)
@@ -301,6 +319,10 @@ func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 			m.jobs, cmd = m.jobs.Update(msg)
 		case plansView:
 			m.plans, cmd = m.plans.Update(msg)
+		case sessionsView:
+			m.sessions, cmd = m.sessions.Update(msg)
+		case historyView:
+			m.history, cmd = m.history.Update(msg)
 		case cardView:
 			m.card, cmd = m.card.Update(msg)
 		default:
@@ -308,16 +330,18 @@ func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, cmd
 	}
-	cmds := make([]tea.Cmd, 4)
+	cmds := make([]tea.Cmd, 6)
 	m.session, cmds[0] = m.session.Update(msg)
 	m.jobs, cmds[1] = m.jobs.Update(msg)
 	m.plans, cmds[2] = m.plans.Update(msg)
-	m.card, cmds[3] = m.card.Update(msg)
+	m.sessions, cmds[3] = m.sessions.Update(msg)
+	m.history, cmds[4] = m.history.Update(msg)
+	m.card, cmds[5] = m.card.Update(msg)
 	return m, tea.Batch(cmds...)
 }
 
 // paletteKeys are the shortcuts the footer lists after Esc.
-const paletteKeys = "J jobs · P plans · Esc back"
+const paletteKeys = "J jobs · P plans · S sessions · H history · Esc back"
 
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k.String() {
@@ -336,7 +360,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Quit
 	case "esc":
-		if m.view == jobsView && !m.jobs.Editing() || m.view == plansView && !m.plans.Editing() {
+		if m.view == jobsView && !m.jobs.Editing() || m.view == plansView && !m.plans.Editing() || m.view == sessionsView || m.view == historyView {
 			m.view = sessionView
 			return m, nil
 		}
@@ -356,6 +380,10 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m.slash(session.SlashMsg{Command: "/jobs"})
 		case "P":
 			return m.slash(session.SlashMsg{Command: "/plans"})
+		case "S":
+			return m.slash(session.SlashMsg{Command: "/sessions"})
+		case "H":
+			return m.slash(session.SlashMsg{Command: "/history"})
 		}
 	}
 	return m.route(k)
@@ -406,6 +434,13 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 		}
 	case "/ceremony":
 		return m.note(ceremonyList(s.Args))
+	case "/sessions":
+		m.view = sessionsView
+		return m, m.sessions.Refresh()
+	case "/history":
+		m.history.SetSession(m.sessionID)
+		m.view = historyView
+		return m, m.history.Refresh()
 	case "/stop-ceremony":
 		if m.sessionID == "" || m.instance == "" {
 			return m.note("no ceremony runs in this session: /debug or /delivery starts one")
@@ -420,7 +455,43 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 			return startedMsg{ex: ex, err: err}
 		}
 	}
-	return m.note(s.Command + " is not in this TUI yet; axlr-tui " + s.Command[1:] + " --help has the command line's")
+	return m.note("no such command: " + s.Command)
+}
+
+type resumedMsg struct {
+	session string
+	res     *contract.Result
+	err     error
+}
+
+// resume makes id the session later prompts go to, and reads its last
+// result: what it answered, or the call that waits.
+func (m Model) resume(id string) tea.Cmd {
+	return func() tea.Msg {
+		res, err := m.client.Result(m.ctx, id)
+		return resumedMsg{session: id, res: res, err: err}
+	}
+}
+
+// resumed shows where the picked session stands: its last answer, its
+// ceremony in the footer, the card of a call that waits.
+func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
+	if r.err != nil {
+		return m.note("resume " + r.session + ": " + r.err.Error())
+	}
+	m.sessionID, m.running, m.instance, m.footer.State.Step = r.session, nil, "", ""
+	m, _ = m.note("resumed session " + r.session + ": prompts go to it")
+	res := r.res
+	if res == nil {
+		return m, nil
+	}
+	if c := res.Ceremony; c != nil && !c.Ended {
+		m.instance, m.footer.State.Step = c.InstanceID, c.Step
+	}
+	if res.Answer != "" {
+		m, _ = m.note("its last answer: " + res.Answer)
+	}
+	return m, func() tea.Msg { return resultMsg{res: res} }
 }
 
 // ceremonyList is what /ceremony shows: the definitions axlrd publishes in
@@ -519,6 +590,10 @@ func (m Model) View() tea.View {
 		body = m.jobs.View()
 	case plansView:
 		body = m.plans.View()
+	case sessionsView:
+		body = m.sessions.View()
+	case historyView:
+		body = m.history.View()
 	case cardView:
 		body = m.card.View()
 	default:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -82,6 +83,20 @@ func (f *fakeClient) Watch(context.Context, client.Execution, client.Watcher) (*
 func (f *fakeClient) StopCeremony(_ context.Context, id string, req workflows.StopCeremonyRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "stop "+id+" "+req.InstanceID+" "+req.Reason)
 	return client.Execution{SessionID: id, ExecutionID: "e3"}, nil
+}
+func (f *fakeClient) Sessions(context.Context) ([]client.SessionSummary, error) {
+	f.calls = append(f.calls, "sessions")
+	return []client.SessionSummary{{SessionID: "s-old", Status: "running", Started: time.Unix(1, 0), Updated: time.Unix(2, 0)}}, nil
+}
+func (f *fakeClient) History(_ context.Context, id string) (*client.Trajectory, error) {
+	f.calls = append(f.calls, "history "+id)
+	return &client.Trajectory{WorkflowID: "axlr-session-" + id, Runs: []string{"r1"},
+		Steps: []client.Step{{Time: time.Unix(1, 0), Kind: "update", Name: "execute", Outcome: "completed"}}}, nil
+}
+func (f *fakeClient) Result(_ context.Context, id string) (*contract.Result, error) {
+	f.calls = append(f.calls, "result "+id)
+	return &contract.Result{Status: contract.NeedsDecision, SessionID: id, Answer: "I need to run go test.",
+		Pending: &contract.PendingCall{CallID: "c9", Tool: "local_exec", Arguments: json.RawMessage(`{"program":"go"}`)}}, nil
 }
 func (f *fakeClient) Interrupt(_ context.Context, ex client.Execution, _ string) error {
 	f.calls = append(f.calls, "interrupt "+ex.ExecutionID)
@@ -286,5 +301,39 @@ func TestCeremonyList(t *testing.T) {
 	}
 	if strings.Contains(view, "axlr_debug 2.0") {
 		t.Errorf("/ceremony lists a superseded definition:\n%s", view)
+	}
+}
+
+// /sessions lists the sessions; Enter resumes one: later prompts go to
+// it, and the call it waits on opens its card. /history shows its steps.
+func TestSessionsPickerAndHistory(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true})
+	m, cmd := send(t, m, "/sessions")
+	m, _ = step(t, m, cmd())
+	if m.view != sessionsView || !strings.Contains(m.View().Content, "s-old") {
+		t.Fatalf("calls %q, view:\n%s", f.calls, m.View().Content)
+	}
+	m, cmd = step(t, m, tuitest.Key("enter"))
+	m, cmd = step(t, m, cmd()) // the pick
+	m, cmd = step(t, m, cmd()) // its result
+	m, _ = step(t, m, cmd())
+	if m.sessionID != "s-old" || m.view != cardView || !strings.Contains(m.View().Content, "Approve call c9?") {
+		t.Fatalf("session %q, view %d, calls %q:\n%s", m.sessionID, m.view, f.calls, m.View().Content)
+	}
+	m, cmd = step(t, m, tuitest.Key("a"))
+	m, cmd = step(t, m, cmd())
+	cmd()
+	if last := f.calls[len(f.calls)-1]; last != "decide s-old c9 approve" {
+		t.Fatalf("calls %q", f.calls)
+	}
+	m, cmd = send(t, m, "/history")
+	m, _ = step(t, m, cmd())
+	if m.view != historyView || f.calls[len(f.calls)-1] != "history s-old" || !strings.Contains(m.View().Content, "execute") {
+		t.Fatalf("calls %q, view:\n%s", f.calls, m.View().Content)
+	}
+	m, _ = step(t, m, tuitest.Key("esc"))
+	if m.view != sessionView {
+		t.Error("esc did not leave the history")
 	}
 }
