@@ -83,10 +83,10 @@ type Model struct {
 	opts   Options
 	com    common.Common
 
-	view    view
-	back    view
-	session session.Model
-	jobs    jobs.Model
+	view     view
+	back     view
+	session  session.Model
+	jobs     jobs.Model
 	plans    plans.Model
 	sessions sessions.Model
 	history  history.Model
