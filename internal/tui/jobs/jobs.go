@@ -4,21 +4,21 @@
 // every RefreshInterval (a poll of axlrd's registry, which holds the
 // records; the forge is read only on g, once, in the background). Every
 // key that acts returns a command that calls the client; its answer comes
-// back as a message and triggers a refresh.
+// back as a message and triggers a refresh. The rows, their window and
+// their refreshes are a list.List's.
 package jobs
 
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/list"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -39,17 +39,11 @@ type Client interface {
 }
 
 // RecordsMsg carries the records Jobs returned, or why it failed.
-type RecordsMsg struct {
-	Records []jobs.Record
-	Err     error
-}
+type RecordsMsg = list.Records[jobs.Record]
 
 // ActedMsg is the answer to an action on a job: what was done and the
 // error, if any.
-type ActedMsg struct {
-	Done string
-	Err  error
-}
+type ActedMsg = list.Acted[jobs.Record]
 
 // PullRequestMsg carries the job's pull request as the forge reports it
 // now, for g.
@@ -57,8 +51,6 @@ type PullRequestMsg struct {
 	View client.PullRequestView
 	Err  error
 }
-
-type tickMsg struct{}
 
 // Options are the panel's settings.
 type Options struct {
@@ -71,137 +63,59 @@ type Options struct {
 	TUIPath string
 }
 
-type mode int
-
+// The questions the prompt asks: the reason of a denial, a new job's
+// brief.
 const (
-	browsing mode = iota
-	denying
+	denying = iota + 1
 	briefing
 )
 
 // Model is the jobs panel.
 type Model struct {
-	common.Common
+	list.List[jobs.Record]
 	ctx    context.Context
 	client Client
 	opts   Options
-
-	records []jobs.Record
-	sel     int
-	top     int
-	open    bool
-	mode    mode
-	kind    jobs.Kind
-	input   textinput.Model
-	status  string
-	loaded  bool
-	// ticking: a timed refresh is scheduled.
-	ticking bool
+	kind   jobs.Kind
 }
 
 // New returns the panel; Init starts its refreshes.
 func New(ctx context.Context, c Client, com common.Common, opts Options) Model {
-	return Model{Common: com, ctx: ctx, client: c, opts: opts, kind: jobs.Repair, input: com.Input("")}
-}
-
-// Init asks for the records.
-func (m Model) Init() tea.Cmd { return m.Refresh() }
-
-// Refresh is the command that asks axlrd for the records.
-func (m Model) Refresh() tea.Cmd {
-	return func() tea.Msg {
-		recs, err := m.client.Jobs(m.ctx)
-		return RecordsMsg{Records: recs, Err: err}
-	}
-}
-
-// Editing reports whether a reason or a brief is being typed: Esc then
-// belongs to the panel.
-func (m Model) Editing() bool { return m.mode != browsing }
-
-// Records returns the rows, newest first.
-func (m Model) Records() []jobs.Record { return m.records }
-
-// Selected returns the selected job, if any.
-func (m Model) Selected() (jobs.Record, bool) {
-	if m.sel < 0 || m.sel >= len(m.records) {
-		return jobs.Record{}, false
-	}
-	return m.records[m.sel], true
+	rows := list.New(com, list.Options[jobs.Record]{
+		Name: "jobs", Read: func() ([]jobs.Record, error) { return c.Jobs(ctx) }, Every: RefreshInterval,
+		ID: func(r jobs.Record) string { return r.ID }, Created: func(r jobs.Record) time.Time { return r.Created }, Details: details,
+	})
+	return Model{List: rows, ctx: ctx, client: c, opts: opts, kind: jobs.Repair}
 }
 
 // Update handles the panel's keys and the client's answers.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case RecordsMsg:
-		if msg.Err != nil {
-			m.status = "jobs: " + msg.Err.Error()
-		} else {
-			m.setRecords(msg.Records)
-		}
-		if m.ticking {
-			// One timed refresh at a time, however many answers come.
-			return m, nil
-		}
-		m.ticking = true
-		return m, tea.Tick(RefreshInterval, func(time.Time) tea.Msg { return tickMsg{} })
-	case tickMsg:
-		m.ticking = false
-		return m, m.Refresh()
-	case ActedMsg:
-		if msg.Err != nil {
-			m.status = msg.Err.Error()
-		} else {
-			m.status = msg.Done
-		}
-		return m, m.Refresh()
 	case PullRequestMsg:
 		if msg.Err != nil {
-			m.status = "pull request: " + msg.Err.Error()
+			m.Status = "pull request: " + msg.Err.Error()
 			return m, nil
 		}
-		m.status = pullRequestLine(msg.View)
+		m.Status = pullRequestLine(msg.View)
 		return m, nil
 	case tea.KeyPressMsg:
-		if m.mode != browsing {
+		if m.Editing() {
 			return m.updateInput(msg)
 		}
 		return m.updateKeys(msg)
 	}
-	return m, nil
-}
-
-func (m *Model) setRecords(recs []jobs.Record) {
-	id := ""
-	if r, ok := m.Selected(); ok {
-		id = r.ID
-	}
-	m.records = slices.Clone(recs)
-	slices.SortStableFunc(m.records, func(a, b jobs.Record) int { return b.Created.Compare(a.Created) })
-	m.sel = max(0, slices.IndexFunc(m.records, func(r jobs.Record) bool { return r.ID == id }))
-	m.loaded = true
-	m.scroll()
+	var cmd tea.Cmd
+	m.List, cmd = m.List.Update(msg)
+	return m, cmd
 }
 
 func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	page := m.pageRows()
-	switch msg.String() {
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-page)
-	case "pgdown":
-		m.move(page)
-	case "enter":
-		m.open = !m.open
-		m.scroll()
-	case "n":
-		m.mode, m.status = briefing, ""
-		m.input.Reset()
-		m.input.Placeholder = "what fails, or #123 for an issue"
-		return m, m.input.Focus()
+	var moved bool
+	if m.List, moved = m.Key(msg); moved {
+		return m, nil
+	}
+	if msg.String() == "n" {
+		return m, m.Ask(briefing, "what fails, or #123 for an issue", "a brief is needed: what fails, or #123; Esc cancels")
 	}
 	rec, ok := m.Selected()
 	if !ok {
@@ -210,38 +124,35 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch msg.String() {
 	case "a":
 		if rec.Pending == nil {
-			m.status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
+			m.Status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
 			return m, nil
 		}
 		dec := workflows.JobDecision{Job: rec.ID, Kind: rec.Pending.Kind, Approve: true, HeadSHA: rec.Pending.HeadSHA}
 		return m, m.decide(dec, "approved "+string(rec.Pending.Kind)+" of "+rec.ID)
 	case "d":
 		if rec.Pending == nil {
-			m.status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
+			m.Status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
 			return m, nil
 		}
-		m.mode, m.status = denying, ""
-		m.input.Reset()
-		m.input.Placeholder = "why"
-		return m, m.input.Focus()
+		return m, m.Ask(denying, "why", "a reason is needed: type why, or Esc cancels")
 	case "r":
-		return m, m.act("recovered "+rec.ID, func() error { _, err := m.client.RecoverJob(m.ctx, rec.ID, m.opts.Model); return err })
+		return m, m.Act("recovered "+rec.ID, func() error { _, err := m.client.RecoverJob(m.ctx, rec.ID, m.opts.Model); return err })
 	case "i":
-		return m, m.act("installed "+rec.ID, func() error { _, err := m.client.InstallJob(m.ctx, rec.ID, m.opts.TUIPath); return err })
+		return m, m.Act("installed "+rec.ID, func() error { _, err := m.client.InstallJob(m.ctx, rec.ID, m.opts.TUIPath); return err })
 	case "m":
 		if rec.Queue != nil && rec.Queue.Position > 0 {
-			return m, m.act("unqueued "+rec.ID, func() error {
+			return m, m.Act("unqueued "+rec.ID, func() error {
 				_, err := m.client.UnqueueJob(m.ctx, rec.ID, "unqueued from the jobs panel")
 				return err
 			})
 		}
-		return m, m.act("queued "+rec.ID, func() error { _, err := m.client.QueueJob(m.ctx, rec.ID); return err })
+		return m, m.Act("queued "+rec.ID, func() error { _, err := m.client.QueueJob(m.ctx, rec.ID); return err })
 	case "g":
 		if rec.PullRequest == 0 {
-			m.status = rec.ID + " has no pull request yet"
+			m.Status = rec.ID + " has no pull request yet"
 			return m, nil
 		}
-		m.status = fmt.Sprintf("reading pull request #%d…", rec.PullRequest)
+		m.Status = fmt.Sprintf("reading pull request #%d…", rec.PullRequest)
 		return m, func() tea.Msg {
 			v, err := m.client.PullRequest(m.ctx, rec.ID)
 			return PullRequestMsg{View: v, Err: err}
@@ -251,36 +162,21 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 }
 
 func (m Model) updateInput(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	switch msg.String() {
-	case "esc":
-		m.mode = browsing
-		m.input.Blur()
+	if msg.String() == "tab" && m.Asking() == briefing {
+		m.kind = map[jobs.Kind]jobs.Kind{jobs.Repair: jobs.Improve, jobs.Improve: jobs.Repair}[m.kind]
 		return m, nil
-	case "tab":
-		if m.mode == briefing {
-			m.kind = map[jobs.Kind]jobs.Kind{jobs.Repair: jobs.Improve, jobs.Improve: jobs.Repair}[m.kind]
-			return m, nil
-		}
-	case "enter":
-		text := strings.TrimSpace(m.input.Value())
-		if text == "" {
-			if m.mode == denying {
-				m.status = "a reason is needed: type why, or Esc cancels"
-			} else {
-				m.status = "a brief is needed: what fails, or #123; Esc cancels"
-			}
-			return m, nil
-		}
-		mode := m.mode
-		m.mode = browsing
-		m.input.Blur()
-		if mode == briefing {
-			kind := m.kind
-			return m, m.act("started a "+kind.Noun(), func() error {
-				_, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: text})
-				return err
-			})
-		}
+	}
+	var ans list.Answer
+	var cmd tea.Cmd
+	m.List, ans, cmd = m.Type(msg)
+	switch ans.Question {
+	case briefing:
+		kind := m.kind
+		return m, m.Act("started a "+kind.Noun(), func() error {
+			_, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: ans.Text})
+			return err
+		})
+	case denying:
 		rec, ok := m.Selected()
 		if !ok || rec.Pending == nil {
 			return m, nil
@@ -289,45 +185,13 @@ func (m Model) updateInput(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		if rec.Pending.Kind == jobs.PendingMerge {
 			verb = "declined"
 		}
-		return m, m.decide(workflows.JobDecision{Job: rec.ID, Kind: rec.Pending.Kind, Reason: text}, verb+" "+string(rec.Pending.Kind)+" of "+rec.ID)
+		return m, m.decide(workflows.JobDecision{Job: rec.ID, Kind: rec.Pending.Kind, Reason: ans.Text}, verb+" "+string(rec.Pending.Kind)+" of "+rec.ID)
 	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
 	return m, cmd
 }
 
 func (m Model) decide(dec workflows.JobDecision, done string) tea.Cmd {
-	return m.act(done, func() error { _, err := m.client.DecideJob(m.ctx, dec); return err })
-}
-
-func (m Model) act(done string, f func() error) tea.Cmd {
-	return func() tea.Msg { return ActedMsg{Done: done, Err: f()} }
-}
-
-func (m *Model) move(by int) {
-	m.sel = min(max(m.sel+by, 0), max(len(m.records)-1, 0))
-	m.scroll()
-}
-
-// pageRows is how many rows fit: the height less the title, the header,
-// the details when open, the input or status line and the keys line.
-func (m Model) pageRows() int {
-	h := m.Height - 4
-	if m.open {
-		h -= len(m.details())
-	}
-	return max(h, 1)
-}
-
-func (m *Model) scroll() {
-	page := m.pageRows()
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if m.sel >= m.top+page {
-		m.top = m.sel - page + 1
-	}
-	m.top = max(0, min(m.top, len(m.records)-page))
+	return m.Act(done, func() error { _, err := m.client.DecideJob(m.ctx, dec); return err })
 }
 
 // Column widths at any width: the check takes what the others leave.
@@ -345,74 +209,38 @@ const keysHelp = "↑↓ ⏎ details  a approve  d deny  r recover  i install  m
 
 // View draws the panel in its Width×Height.
 func (m Model) View() string {
-	s := m.Styles
-	var b strings.Builder
 	active := 0
-	for _, r := range m.records {
+	for _, r := range m.Rows() {
 		if r.Active() {
 			active++
 		}
 	}
-	b.WriteString(s.Title.Render(common.Fit(fmt.Sprintf("Jobs · %d/%d active", active, m.opts.MaxActive), m.Width)))
-	b.WriteByte('\n')
 	idW := min(max((m.Width-fixedW)*3/5, 10), 32)
 	checkW := max(m.Width-fixedW-idW, 0)
-	b.WriteString(s.Dim.Render(common.Fit("  "+common.Fit("KIND", kindW)+common.Fit("ID", idW)+common.Fit("STATUS", statusW)+
-		common.Fit("STEP", stepW)+common.Fit("SESS", sessW)+common.Fit("PR", prW)+"CHECK", m.Width)))
-	b.WriteByte('\n')
-	lines := 2
-	page := m.pageRows()
-	if !m.loaded {
-		b.WriteString(common.Fit("  asking axlrd…", m.Width) + "\n")
-		lines++
-	} else if len(m.records) == 0 {
-		b.WriteString(common.Fit("  no jobs yet: n starts one", m.Width) + "\n")
-		lines++
+	ask := "reason (Enter sends, Esc cancels): "
+	if m.Asking() == briefing {
+		ask = "new " + m.kind.Noun() + " (Tab: repair/improvement): "
 	}
-	for i := m.top; i < len(m.records) && i < m.top+page; i++ {
-		r := m.records[i]
-		pr := "-"
-		if r.PullRequest > 0 {
-			pr = fmt.Sprintf("#%d", r.PullRequest)
-		}
-		row := common.Fit(string(r.Kind), kindW) + common.Fit(r.ID, idW-1) + " " + common.Fit(string(r.Status), statusW) +
-			common.Fit(r.StepText(), stepW) + common.Fit(fmt.Sprint(len(r.Sessions)), sessW) + common.Fit(pr, prW) + common.Fit(check(r.Check), checkW)
-		if i == m.sel {
-			b.WriteString(s.Selected.Render("> " + row))
-		} else {
-			b.WriteString("  " + row)
-		}
-		b.WriteByte('\n')
-		lines++
-	}
-	if m.open {
-		for _, d := range m.details() {
-			b.WriteString(common.Fit("    "+d, m.Width) + "\n")
-			lines++
-		}
-	}
-	for ; lines < m.Height-2; lines++ {
-		b.WriteString(strings.Repeat(" ", m.Width) + "\n")
-	}
-	b.WriteString(s.Error.Render(common.Fit(m.status, m.Width)))
-	b.WriteByte('\n')
-	switch m.mode {
-	case denying:
-		b.WriteString(common.Fit("reason (Enter sends, Esc cancels): "+m.input.View(), m.Width))
-	case briefing:
-		b.WriteString(common.Fit("new "+m.kind.Noun()+" (Tab: repair/improvement): "+m.input.View(), m.Width))
-	default:
-		b.WriteString(s.Dim.Render(common.Fit(keysHelp, m.Width)))
-	}
-	return b.String()
+	return m.List.View(list.Frame[jobs.Record]{
+		Title: fmt.Sprintf("Jobs · %d/%d active", active, m.opts.MaxActive),
+		Header: common.Fit("KIND", kindW) + common.Fit("ID", idW) + common.Fit("STATUS", statusW) +
+			common.Fit("STEP", stepW) + common.Fit("SESS", sessW) + common.Fit("PR", prW) + "CHECK",
+		Row: func(r jobs.Record) string {
+			pr := "-"
+			if r.PullRequest > 0 {
+				pr = fmt.Sprintf("#%d", r.PullRequest)
+			}
+			return common.Fit(string(r.Kind), kindW) + common.Fit(r.ID, idW-1) + " " + common.Fit(string(r.Status), statusW) +
+				common.Fit(r.StepText(), stepW) + common.Fit(fmt.Sprint(len(r.Sessions)), sessW) + common.Fit(pr, prW) + common.Fit(check(r.Check), checkW)
+		},
+		Empty: "no jobs yet: n starts one",
+		Ask:   ask,
+		Keys:  keysHelp,
+	})
 }
 
-// details are the selected job's lines under the table.
-func (m Model) details() []string {
-	r, ok := m.Selected()
-	if !ok {
-		return nil
-	}
+// details are a job's lines under the table.
+func details(r jobs.Record) []string {
 	lines := []string{"brief: " + common.OneLine(r.Brief)}
 	lines = append(lines, "origin: "+common.Or(r.OriginSession, "the person"), "clone: "+common.Or(r.Clone, "-"))
 	if r.Reason != "" {

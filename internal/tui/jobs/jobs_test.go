@@ -126,7 +126,7 @@ func press(m Model, keys ...string) (Model, tea.Cmd) {
 func TestPanelSortsNewestFirst(t *testing.T) {
 	m := loaded(t, &fakeClient{records: sample()})
 	var ids []string
-	for _, r := range m.Records() {
+	for _, r := range m.Rows() {
 		ids = append(ids, r.ID)
 	}
 	if want := []string{"exec-timeout", "grep-tool-slow", "hello-probe-fails"}; !reflect.DeepEqual(ids, want) {
@@ -354,18 +354,22 @@ func TestPanelView(t *testing.T) {
 
 // TestPanelRefreshesOnce: however many answers come (the panel opened
 // again, an action's refresh), one timed refresh is scheduled at a time.
+// The list's tests follow the tick to the next read.
 func TestPanelRefreshesOnce(t *testing.T) {
 	f := &fakeClient{records: sample()}
-	m := loaded(t, f)
-	m, cmd := m.Update(RecordsMsg{Records: sample()})
-	if cmd != nil {
+	m := New(context.Background(), f, common.New(80, 24, false), Options{MaxActive: 2})
+	m, cmd := m.Update(m.Init()())
+	if cmd == nil {
+		t.Fatal("the first answer schedules no timed refresh")
+	}
+	m, cmd = m.Update(ActedMsg{Done: "queued exec-timeout"})
+	if cmd == nil {
+		t.Fatal("an action's answer asks for no refresh")
+	}
+	if _, cmd = m.Update(cmd()); cmd != nil {
 		t.Fatal("a second answer scheduled a second timed refresh: they would stack")
 	}
-	m, cmd = m.Update(tickMsg{})
-	if cmd == nil {
-		t.Fatal("the tick asks for nothing")
-	}
-	if _, cmd = m.Update(cmd()); cmd == nil {
-		t.Fatal("the tick's answer schedules no next refresh")
+	if want := []string{"jobs", "jobs"}; !reflect.DeepEqual(f.calls, want) {
+		t.Errorf("calls %q, want %q", f.calls, want)
 	}
 }

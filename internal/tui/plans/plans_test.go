@@ -109,7 +109,7 @@ func typed(m Model, s string) Model {
 func TestPanelSortsNewestFirst(t *testing.T) {
 	m := loaded(t, &fakeClient{records: sample()})
 	var ids []string
-	for _, r := range m.Records() {
+	for _, r := range m.Rows() {
 		ids = append(ids, r.ID)
 	}
 	want := []string{"rename-the-flags-9d0e1f", "add-a-retry-6a7b8c", "cache-the-index-3d4e5f", "split-the-parser-0a1b2c"}
@@ -219,6 +219,8 @@ func TestPanelActionErrorShows(t *testing.T) {
 	}
 }
 
+// TestPanelRefreshes: a refresh keeps the selection and schedules no
+// second timed refresh; an action's answer shows and reads again.
 func TestPanelRefreshes(t *testing.T) {
 	f := &fakeClient{records: sample()}
 	m, _ := press(loaded(t, f), "down")
@@ -231,15 +233,15 @@ func TestPanelRefreshes(t *testing.T) {
 		t.Fatal("a second answer scheduled a second timed refresh: they would stack")
 	}
 	f.calls = nil
-	if m, cmd = m.Update(tickMsg{}); cmd == nil {
-		t.Fatal("the tick asks for nothing")
+	if m, cmd = m.Update(ActedMsg{Done: "recovered cache-the-index-3d4e5f"}); cmd == nil {
+		t.Fatal("an action's answer asks for no refresh")
 	}
 	msg, ok := cmd().(RecordsMsg)
 	if !ok || len(msg.Records) != 4 || len(f.calls) != 1 {
-		t.Errorf("the tick's command answered %#v, calls %q", msg, f.calls)
+		t.Errorf("the refresh answered %#v, calls %q", msg, f.calls)
 	}
-	if _, cmd = m.Update(msg); cmd == nil {
-		t.Fatal("the tick's answer schedules no next refresh")
+	if !strings.Contains(m.View(), "recovered cache-the-index-3d4e5f") {
+		t.Errorf("the action's answer is not on the status line:\n%s", m.View())
 	}
 }
 

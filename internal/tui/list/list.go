@@ -1,0 +1,333 @@
+// Package list is what the TUI's panels of records share: the rows, newest
+// first; the selection, which follows its row across a refresh; the window
+// of rows that fits the height; the selected row's details on Enter; the
+// frame a panel is drawn in (title, column names, rows, details, a status
+// line, and the keys or the prompt on the last line); the refreshes, one
+// timed refresh at a time; and the prompt a reason or a brief is typed on.
+//
+// It does no I/O: Refresh is a command that calls the panel's Read, and
+// Act one that runs the panel's action. R, the rows' type, also tells two
+// lists' messages apart: the app hands every message to every panel, and
+// Records[jobs.Record] is not Records[plans.Record].
+package list
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/underpass-ai/axlr/internal/tui/common"
+)
+
+// Records carries the rows Read returned, or why it failed.
+type Records[R any] struct {
+	Records []R
+	Err     error
+}
+
+// Acted is the answer to an action on a row: what was done and the
+// error, if any. It shows on the status line and triggers a refresh.
+type Acted[R any] struct {
+	Done string
+	Err  error
+}
+
+type tickMsg[R any] struct{}
+
+// Options are what the list knows of its rows.
+type Options[R any] struct {
+	// Name starts the status line of a failed read: "jobs: <error>".
+	Name string
+	// Read reads the rows, in Refresh's command.
+	Read func() ([]R, error)
+	// Every is the time from an answer of Read to the next timed read.
+	Every time.Duration
+	// ID names a row: the selection follows it across a refresh.
+	ID func(R) string
+	// Created orders the rows, newest first.
+	Created func(R) time.Time
+	// Details are a row's lines under the rows while Enter holds them
+	// open (nil: Enter is not the list's key).
+	Details func(R) []string
+}
+
+// List is a panel's rows; the panel embeds it.
+type List[R any] struct {
+	common.Common
+	// Status is the line above the last: an answer, an error or a hint.
+	Status string
+
+	opts   Options[R]
+	rows   []R
+	sel    int
+	top    int
+	open   bool
+	loaded bool
+	// ticking: a timed refresh is scheduled.
+	ticking bool
+	// prompt is typed into while asking names a question (0: none);
+	// need is what an Enter on nothing says.
+	prompt textinput.Model
+	asking int
+	need   string
+}
+
+// New returns the list, empty until the first Records.
+func New[R any](com common.Common, opts Options[R]) List[R] {
+	return List[R]{Common: com, opts: opts, prompt: com.Input("")}
+}
+
+// Init asks for the rows.
+func (l List[R]) Init() tea.Cmd { return l.Refresh() }
+
+// Refresh is the command that reads the rows.
+func (l List[R]) Refresh() tea.Cmd {
+	return func() tea.Msg {
+		rows, err := l.opts.Read()
+		return Records[R]{Records: rows, Err: err}
+	}
+}
+
+// Act is the command that runs an action on a row: its answer says done,
+// or f's error.
+func (l List[R]) Act(done string, f func() error) tea.Cmd {
+	return func() tea.Msg { return Acted[R]{Done: done, Err: f()} }
+}
+
+// Rows returns the rows, newest first.
+func (l List[R]) Rows() []R { return l.rows }
+
+// Selected returns the selected row, if any.
+func (l List[R]) Selected() (R, bool) {
+	if l.sel < 0 || l.sel >= len(l.rows) {
+		var none R
+		return none, false
+	}
+	return l.rows[l.sel], true
+}
+
+// Update takes the answers: the rows (or the read's error, on the status
+// line) and the next timed refresh, an action's answer and the refresh
+// it triggers, and the tick that refreshes.
+func (l List[R]) Update(msg tea.Msg) (List[R], tea.Cmd) {
+	switch msg := msg.(type) {
+	case Records[R]:
+		if msg.Err != nil {
+			l.Status = l.opts.Name + ": " + msg.Err.Error()
+		} else {
+			l.setRows(msg.Records)
+		}
+		if l.ticking {
+			// One timed refresh at a time, however many answers come.
+			return l, nil
+		}
+		l.ticking = true
+		return l, tea.Tick(l.opts.Every, func(time.Time) tea.Msg { return tickMsg[R]{} })
+	case tickMsg[R]:
+		l.ticking = false
+		return l, l.Refresh()
+	case Acted[R]:
+		if msg.Err != nil {
+			l.Status = msg.Err.Error()
+		} else {
+			l.Status = msg.Done
+		}
+		return l, l.Refresh()
+	}
+	return l, nil
+}
+
+func (l *List[R]) setRows(rows []R) {
+	id := ""
+	if r, ok := l.Selected(); ok {
+		id = l.opts.ID(r)
+	}
+	l.rows = slices.Clone(rows)
+	slices.SortStableFunc(l.rows, func(a, b R) int { return l.opts.Created(b).Compare(l.opts.Created(a)) })
+	l.sel = max(0, slices.IndexFunc(l.rows, func(r R) bool { return l.opts.ID(r) == id }))
+	l.loaded = true
+	l.scroll()
+}
+
+// Key moves the selection (↑ or k, ↓ or j, PgUp, PgDn, Home, End) and
+// opens or closes the selected row's details (Enter, with Details); false:
+// the key is none of those.
+func (l List[R]) Key(msg tea.KeyPressMsg) (List[R], bool) {
+	page := l.pageRows()
+	switch msg.String() {
+	case "up", "k":
+		l.move(-1)
+	case "down", "j":
+		l.move(1)
+	case "pgup":
+		l.move(-page)
+	case "pgdown":
+		l.move(page)
+	case "home":
+		l.move(-len(l.rows))
+	case "end":
+		l.move(len(l.rows))
+	case "enter":
+		if l.opts.Details == nil {
+			return l, false
+		}
+		l.open = !l.open
+		l.scroll()
+	default:
+		return l, false
+	}
+	return l, true
+}
+
+func (l *List[R]) move(by int) {
+	l.sel = min(max(l.sel+by, 0), max(len(l.rows)-1, 0))
+	l.scroll()
+}
+
+// frameLines are the lines around the rows: the title, the column names,
+// the status line and the last line.
+const frameLines = 4
+
+// pageRows is how many rows fit: the height less the frame and the
+// details when open.
+func (l List[R]) pageRows() int {
+	return max(l.Height-frameLines-len(l.details()), 1)
+}
+
+// scroll moves the window of rows to hold the selection.
+func (l *List[R]) scroll() {
+	page := l.pageRows()
+	if l.sel < l.top {
+		l.top = l.sel
+	}
+	if l.sel >= l.top+page {
+		l.top = l.sel - page + 1
+	}
+	l.top = max(0, min(l.top, len(l.rows)-page))
+}
+
+// details are the selected row's lines while open, cut to leave at least
+// one row above them.
+func (l List[R]) details() []string {
+	r, ok := l.Selected()
+	if !l.open || !ok || l.opts.Details == nil {
+		return nil
+	}
+	lines := l.opts.Details(r)
+	if room := max(l.Height-frameLines-1, 1); len(lines) > room {
+		lines = append(lines[:room-1:room-1], fmt.Sprintf("… %d more", len(lines)-room+1))
+	}
+	return lines
+}
+
+// Ask asks question q (1 or more; the panel names its questions) on the
+// last line, with placeholder shown until something is typed, and clears
+// the status line; need is what an Enter on nothing says there.
+func (l *List[R]) Ask(q int, placeholder, need string) tea.Cmd {
+	l.asking, l.need, l.Status = q, need, ""
+	l.prompt.Reset()
+	l.prompt.Placeholder = placeholder
+	return l.prompt.Focus()
+}
+
+// Asking is the question the prompt asks, 0 when none is.
+func (l List[R]) Asking() int { return l.asking }
+
+// Editing reports whether a question is being answered: Esc then belongs
+// to the panel.
+func (l List[R]) Editing() bool { return l.asking != 0 }
+
+// Answer is what Enter gave the prompt: the question answered and the
+// text typed, trimmed. Question is 0 when none was answered.
+type Answer struct {
+	Question int
+	Text     string
+}
+
+// Type types msg into the prompt: Esc stops asking; Enter on nothing keeps
+// asking and says what is needed on the status line; Enter on text stops
+// asking and answers with it.
+func (l List[R]) Type(msg tea.KeyPressMsg) (List[R], Answer, tea.Cmd) {
+	switch msg.String() {
+	case "esc":
+		l.asking = 0
+		l.prompt.Blur()
+		return l, Answer{}, nil
+	case "enter":
+		text := strings.TrimSpace(l.prompt.Value())
+		if text == "" {
+			l.Status = l.need
+			return l, Answer{}, nil
+		}
+		a := Answer{Question: l.asking, Text: text}
+		l.asking = 0
+		l.prompt.Blur()
+		return l, a, nil
+	}
+	var cmd tea.Cmd
+	l.prompt, cmd = l.prompt.Update(msg)
+	return l, Answer{}, cmd
+}
+
+// Frame is what a panel draws around its rows, at each View.
+type Frame[R any] struct {
+	// Title is the first line, Header the column names on the second.
+	Title, Header string
+	// Row draws a row after the two cells of the selection mark.
+	Row func(R) string
+	// Empty is said when a read found no rows: "no jobs yet: n starts one".
+	Empty string
+	// Ask starts the last line while the prompt asks, before what is
+	// typed: "reason (Enter sends, Esc cancels): ". Keys is the last line
+	// otherwise, dimmed.
+	Ask, Keys string
+}
+
+// View draws the list in its Width×Height: the title, the column names,
+// the window of rows (the selected one marked "> "), the details, the
+// status line and the prompt or the keys.
+func (l List[R]) View(f Frame[R]) string {
+	s := l.Styles
+	var b strings.Builder
+	line := func(text string) {
+		b.WriteString(text)
+		b.WriteByte('\n')
+	}
+	line(s.Title.Render(common.Fit(f.Title, l.Width)))
+	line(s.Dim.Render(common.Fit("  "+f.Header, l.Width)))
+	lines := 2
+	if !l.loaded {
+		line(common.Fit("  asking axlrd…", l.Width))
+		lines++
+	} else if len(l.rows) == 0 {
+		line(common.Fit("  "+f.Empty, l.Width))
+		lines++
+	}
+	page := l.pageRows()
+	for i := l.top; i < len(l.rows) && i < l.top+page; i++ {
+		if i == l.sel {
+			line(s.Selected.Render("> " + f.Row(l.rows[i])))
+		} else {
+			line("  " + f.Row(l.rows[i]))
+		}
+		lines++
+	}
+	for _, d := range l.details() {
+		line(common.Fit("    "+d, l.Width))
+		lines++
+	}
+	for ; lines < l.Height-2; lines++ {
+		line(strings.Repeat(" ", l.Width))
+	}
+	line(s.Error.Render(common.Fit(l.Status, l.Width)))
+	if l.asking != 0 {
+		b.WriteString(common.Fit(f.Ask+l.prompt.View(), l.Width))
+	} else {
+		b.WriteString(s.Dim.Render(common.Fit(f.Keys, l.Width)))
+	}
+	return b.String()
+}

@@ -1,0 +1,305 @@
+package list
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/tuitest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden views")
+
+// row is a record of the tests: a name, its time and its details.
+type row struct {
+	id     string
+	at     time.Time
+	detail int // lines of details
+}
+
+var day = time.Date(2026, 10, 20, 9, 0, 0, 0, time.UTC)
+
+// rows are n rows, oldest first, named r00 (oldest) to r<n-1> (newest).
+func rows(n int) []row {
+	var out []row
+	for i := range n {
+		out = append(out, row{id: fmt.Sprintf("r%02d", i), at: day.Add(time.Duration(i) * time.Minute), detail: 2})
+	}
+	return out
+}
+
+// reader is the Read of a list: what it answers, and how often it was
+// asked.
+type reader struct {
+	rows  []row
+	err   error
+	reads atomic.Int32
+}
+
+func (r *reader) read() ([]row, error) {
+	r.reads.Add(1)
+	return r.rows, r.err
+}
+
+func newList(r *reader, width, height int) List[row] {
+	return New(common.New(width, height, false), Options[row]{
+		Name: "rows", Read: r.read, Every: time.Millisecond,
+		ID: func(r row) string { return r.id }, Created: func(r row) time.Time { return r.at },
+		Details: func(r row) []string {
+			var lines []string
+			for i := range r.detail {
+				lines = append(lines, fmt.Sprintf("%s detail %d", r.id, i+1))
+			}
+			return lines
+		},
+	})
+}
+
+func loadedList(t *testing.T, r *reader, width, height int) List[row] {
+	t.Helper()
+	l := newList(r, width, height)
+	l, _ = l.Update(l.Init()())
+	return l
+}
+
+// frame draws rows at 40 columns.
+var frame = Frame[row]{Title: "Rows", Header: "ID", Row: func(r row) string { return common.Fit(r.id, 38) },
+	Empty: "no rows yet", Ask: "why: ", Keys: "↑↓ move"}
+
+func key(name string) tea.KeyPressMsg {
+	switch name {
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "end":
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	}
+	return tuitest.Key(name)
+}
+
+// visible are the ids of the rows drawn, the selected one marked.
+func visible(l List[row]) []string {
+	var ids []string
+	for _, line := range strings.Split(l.View(frame), "\n") {
+		line = strings.TrimRight(line, " ")
+		if id, ok := strings.CutPrefix(line, "> r"); ok {
+			ids = append(ids, ">r"+id)
+		} else if id, ok := strings.CutPrefix(line, "  r"); ok {
+			ids = append(ids, "r"+id)
+		}
+	}
+	return ids
+}
+
+// TestKeys: at 10 lines, 6 of 30 rows fit under the title and the column
+// names, above the status and the keys; each key moves the selection and
+// the window follows it, Enter's details taking rows from the window.
+func TestKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		keys []string
+		sel  string
+		rows []string
+	}{
+		{name: "newest first, at the top", sel: "r29", rows: []string{">r29", "r28", "r27", "r26", "r25", "r24"}},
+		{name: "up at the top stays", keys: []string{"up", "k"}, sel: "r29", rows: []string{">r29", "r28", "r27", "r26", "r25", "r24"}},
+		{name: "down within the window", keys: []string{"down", "j"}, sel: "r27", rows: []string{"r29", "r28", ">r27", "r26", "r25", "r24"}},
+		{name: "down past the window scrolls one", keys: strings.Fields("down down down down down down"), sel: "r23",
+			rows: []string{"r28", "r27", "r26", "r25", "r24", ">r23"}},
+		{name: "pgdown moves a window", keys: []string{"pgdown"}, sel: "r23", rows: []string{"r28", "r27", "r26", "r25", "r24", ">r23"}},
+		{name: "pgup back", keys: []string{"pgdown", "pgdown", "pgup"}, sel: "r23", rows: []string{">r23", "r22", "r21", "r20", "r19", "r18"}},
+		{name: "end", keys: []string{"end"}, sel: "r00", rows: []string{"r05", "r04", "r03", "r02", "r01", ">r00"}},
+		{name: "pgdown at the end stays", keys: []string{"end", "pgdown"}, sel: "r00", rows: []string{"r05", "r04", "r03", "r02", "r01", ">r00"}},
+		{name: "home", keys: []string{"end", "home"}, sel: "r29", rows: []string{">r29", "r28", "r27", "r26", "r25", "r24"}},
+		{name: "details take two rows", keys: []string{"enter"}, sel: "r29", rows: []string{">r29", "r28", "r27", "r26"}},
+		{name: "details keep the selection in the window", keys: []string{"down", "down", "down", "down", "down", "enter"}, sel: "r24",
+			rows: []string{"r27", "r26", "r25", ">r24"}},
+		{name: "enter again closes them", keys: []string{"enter", "enter"}, sel: "r29", rows: []string{">r29", "r28", "r27", "r26", "r25", "r24"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := loadedList(t, &reader{rows: rows(30)}, 40, 10)
+			for _, k := range tt.keys {
+				var ok bool
+				if l, ok = l.Key(key(k)); !ok {
+					t.Fatalf("%s is not the list's key", k)
+				}
+			}
+			if r, _ := l.Selected(); r.id != tt.sel {
+				t.Errorf("selected %s, want %s", r.id, tt.sel)
+			}
+			if got := visible(l); !reflect.DeepEqual(got, tt.rows) {
+				t.Errorf("rows drawn %q, want %q", got, tt.rows)
+			}
+		})
+	}
+}
+
+// TestKeysLeftToThePanel: the list takes no other key, nor Enter when it
+// has no details.
+func TestKeysLeftToThePanel(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
+	for _, k := range []string{"a", "n", "g", "esc", "tab"} {
+		if _, ok := l.Key(key(k)); ok {
+			t.Errorf("the list took %s", k)
+		}
+	}
+	bare := New(common.New(40, 10, false), Options[row]{ID: func(r row) string { return r.id }, Created: func(r row) time.Time { return r.at }})
+	if _, ok := bare.Key(key("enter")); ok {
+		t.Error("a list without details took Enter")
+	}
+}
+
+// TestRefreshKeepsTheSelection: a refresh sorts the rows newest first and
+// keeps the selected row selected; when it is gone, the newest is.
+func TestRefreshKeepsTheSelection(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(5)}, 40, 10)
+	l, _ = l.Key(key("down"))
+	l, _ = l.Update(Records[row]{Records: append(rows(5), row{id: "newer", at: day.Add(time.Hour)})})
+	if r, _ := l.Selected(); r.id != "r03" {
+		t.Errorf("selected %s after a refresh, want r03", r.id)
+	}
+	if got := l.Rows()[0].id; got != "newer" {
+		t.Errorf("first row %s, want the newest", got)
+	}
+	l, _ = l.Update(Records[row]{Records: rows(2)})
+	if r, _ := l.Selected(); r.id != "r01" {
+		t.Errorf("selected %s once the selected row is gone, want r01", r.id)
+	}
+	l, _ = l.Update(Records[row]{Err: errors.New("axlrd is not reachable")})
+	if len(l.Rows()) != 2 || l.Status != "rows: axlrd is not reachable" {
+		t.Errorf("a failed read left %d rows and status %q", len(l.Rows()), l.Status)
+	}
+}
+
+// TestRefreshesOneAtATime: however many answers come, one timed refresh
+// is scheduled at a time; its tick reads again, and its answer schedules
+// the next. An action's answer shows and reads again.
+func TestRefreshesOneAtATime(t *testing.T) {
+	r := &reader{rows: rows(3)}
+	l := newList(r, 40, 10)
+	l, tick := l.Update(l.Init()())
+	if tick == nil {
+		t.Fatal("the first answer schedules no timed refresh")
+	}
+	if _, cmd := l.Update(Records[row]{Records: rows(3)}); cmd != nil {
+		t.Fatal("a second answer scheduled a second timed refresh: they would stack")
+	}
+	l, read := l.Update(tick())
+	if read == nil {
+		t.Fatal("the tick reads nothing")
+	}
+	if _, next := l.Update(read()); next == nil {
+		t.Fatal("the tick's answer schedules no next refresh")
+	}
+	l, read = l.Update(Acted[row]{Done: "did r02"})
+	if read == nil || l.Status != "did r02" {
+		t.Fatalf("an action's answer: status %q, refresh %v", l.Status, read != nil)
+	}
+	if msg, ok := read().(Records[row]); !ok || len(msg.Records) != 3 {
+		t.Errorf("the refresh answered %#v", msg)
+	}
+	if l, _ = l.Update(Acted[row]{Err: errors.New("r02 waits for nothing")}); l.Status != "r02 waits for nothing" {
+		t.Errorf("an action's error: status %q", l.Status)
+	}
+	if n := r.reads.Load(); n != 3 {
+		t.Errorf("%d reads, want 3: the first, the tick's, the action's", n)
+	}
+}
+
+// TestMessagesOfAnotherList: the app hands every message to every panel;
+// a list takes only the messages of its rows' type.
+func TestMessagesOfAnotherList(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
+	for _, msg := range []tea.Msg{Records[string]{Records: []string{"x"}}, Acted[string]{Done: "x"}, tickMsg[string]{}} {
+		got, cmd := l.Update(msg)
+		if cmd != nil || len(got.Rows()) != 3 || got.Status != "" {
+			t.Errorf("%T changed the list: %d rows, status %q, command %v", msg, len(got.Rows()), got.Status, cmd != nil)
+		}
+	}
+}
+
+// TestPrompt: Ask clears the status and asks; Enter on nothing says what
+// is needed and keeps asking; Enter on text answers; Esc stops asking.
+func TestPrompt(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
+	l.Status = "an old answer"
+	if l.Ask(2, "what to do", "a brief is needed") == nil {
+		t.Error("Ask does not focus the input")
+	}
+	if !l.Editing() || l.Asking() != 2 || l.Status != "" {
+		t.Fatalf("asking %d, status %q", l.Asking(), l.Status)
+	}
+	l, ans, _ := l.Type(key("enter"))
+	if ans != (Answer{}) || !l.Editing() || l.Status != "a brief is needed" {
+		t.Fatalf("Enter on nothing: %+v, editing %v, status %q", ans, l.Editing(), l.Status)
+	}
+	for _, k := range tuitest.Type(" add a flag ") {
+		l, _, _ = l.Type(k.(tea.KeyPressMsg))
+	}
+	if !strings.Contains(l.View(frame), "why:  add a flag") {
+		t.Errorf("the prompt's line does not show the text:\n%s", l.View(frame))
+	}
+	l, ans, _ = l.Type(key("enter"))
+	if ans != (Answer{Question: 2, Text: "add a flag"}) || l.Editing() {
+		t.Fatalf("Enter on text: %+v, editing %v", ans, l.Editing())
+	}
+	l.Ask(1, "why", "a reason is needed")
+	l, _, _ = l.Type(key("x"))
+	l, ans, _ = l.Type(key("esc"))
+	if ans != (Answer{}) || l.Editing() {
+		t.Errorf("Esc: %+v, editing %v", ans, l.Editing())
+	}
+}
+
+// TestView draws the list at 40×10: every line the width, the height
+// exactly, the details cut to leave the selected row above them.
+func TestView(t *testing.T) {
+	long := rows(12)
+	long[11].detail = 9
+	for _, tt := range []struct {
+		name   string
+		rows   []row
+		unread bool
+		keys   []string
+		ask    bool
+	}{
+		{name: "asking axlrd", unread: true},
+		{name: "empty", rows: []row{}},
+		{name: "scrolled", rows: rows(12), keys: []string{"pgdown", "down"}},
+		{name: "details cut", rows: long, keys: []string{"enter"}},
+		{name: "prompt", rows: rows(3), ask: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newList(&reader{rows: tt.rows}, 40, 10)
+			if !tt.unread {
+				l, _ = l.Update(l.Init()())
+			}
+			l.Status = "status line"
+			for _, k := range tt.keys {
+				l, _ = l.Key(key(k))
+			}
+			if tt.ask {
+				l.Ask(1, "why", "a reason is needed")
+			}
+			view := l.View(frame)
+			lines := strings.Split(view, "\n")
+			if len(lines) != 10 {
+				t.Errorf("view has %d lines, want 10", len(lines))
+			}
+			for i, line := range lines {
+				if w := ansi.StringWidth(line); w != 40 {
+					t.Errorf("line %d is %d cells wide, want 40: %q", i+1, w, line)
+				}
+			}
+			tuitest.Golden(t, view, *update)
+		})
+	}
+}
