@@ -28,9 +28,6 @@ type fakeClient struct {
 }
 
 func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) { return nil, nil }
-func (f *fakeClient) JobNow(context.Context, string) (jobrec.Record, error) {
-	return jobrec.Record{}, nil
-}
 func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (jobrec.Record, error) {
 	f.calls = append(f.calls, fmt.Sprintf("decide job %s %s approve=%v at %s", dec.Job, dec.Kind, dec.Approve, dec.HeadSHA))
 	return jobrec.Record{}, nil
