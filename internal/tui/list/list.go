@@ -1,9 +1,11 @@
-// Package list is what the TUI's panels of records share: the rows, newest
-// first; the selection, which follows its row across a refresh; the window
-// of rows that fits the height; the selected row's details on Enter; the
-// frame a panel is drawn in (title, column names, rows, details, a status
-// line, and the keys or the prompt on the last line); the refreshes, one
-// timed refresh at a time; and the prompt a reason or a brief is typed on.
+// Package list is what the TUI's lists of rows share (the jobs and plans
+// panels, the session picker, the history view): the rows, newest first or
+// as read; the selection, which follows its row across a refresh, or the
+// last row as a log grows; the window of rows that fits the height; the
+// selected row's details on Enter; the frame a list is drawn in (title,
+// column names, rows, details, a status line, and the keys or the prompt on
+// the last line); the refreshes, one timed refresh at a time, or none; and
+// the prompt a reason or a brief is typed on.
 //
 // It does no I/O: Refresh is a command that calls the panel's Read, and
 // Act one that runs the panel's action. R, the rows' type, also tells two
@@ -12,6 +14,7 @@
 package list
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,14 +45,22 @@ type tickMsg[R any] struct{}
 type Options[R any] struct {
 	// Name starts the status line of a failed read: "jobs: <error>".
 	Name string
-	// Read reads the rows, in Refresh's command.
+	// Read reads the rows, in Refresh's command (nil: Refresh is nil; the
+	// panel reads them itself, when its answer carries more than rows, and
+	// hands the list their Records).
 	Read func() ([]R, error)
-	// Every is the time from an answer of Read to the next timed read.
+	// Every is the time from an answer of Read to the next timed read (0:
+	// no timed read; the panel refreshes when it is opened, or on a key).
 	Every time.Duration
-	// ID names a row: the selection follows it across a refresh.
+	// ID names a row: the selection follows it across a refresh (nil: the
+	// selection keeps its place, as in a log that only grows).
 	ID func(R) string
-	// Created orders the rows, newest first.
+	// Created orders the rows, newest first (nil: in Read's order).
 	Created func(R) time.Time
+	// Follow opens the selection on the last row and keeps it on the last
+	// row as a refresh adds rows after it, as a log's newest line is
+	// followed; a selection elsewhere stays.
+	Follow bool
 	// Details are a row's lines under the rows while Enter holds them
 	// open (nil: Enter is not the list's key).
 	Details func(R) []string
@@ -67,6 +78,9 @@ type List[R any] struct {
 	top    int
 	open   bool
 	loaded bool
+	// failed is the status line of the last read, when it failed: the next
+	// read that succeeds takes it off.
+	failed string
 	// ticking: a timed refresh is scheduled.
 	ticking bool
 	// prompt is typed into while asking names a question (0: none);
@@ -84,8 +98,11 @@ func New[R any](com common.Common, opts Options[R]) List[R] {
 // Init asks for the rows.
 func (l List[R]) Init() tea.Cmd { return l.Refresh() }
 
-// Refresh is the command that reads the rows.
+// Refresh is the command that reads the rows; nil without Read.
 func (l List[R]) Refresh() tea.Cmd {
+	if l.opts.Read == nil {
+		return nil
+	}
 	return func() tea.Msg {
 		rows, err := l.opts.Read()
 		return Records[R]{Records: rows, Err: err}
@@ -98,8 +115,11 @@ func (l List[R]) Act(done string, f func() error) tea.Cmd {
 	return func() tea.Msg { return Acted[R]{Done: done, Err: f()} }
 }
 
-// Rows returns the rows, newest first.
+// Rows returns the rows, newest first (or in Read's order).
 func (l List[R]) Rows() []R { return l.rows }
+
+// Loaded reports whether a read has answered with rows.
+func (l List[R]) Loaded() bool { return l.loaded }
 
 // Selected returns the selected row, if any.
 func (l List[R]) Selected() (R, bool) {
@@ -111,18 +131,24 @@ func (l List[R]) Selected() (R, bool) {
 }
 
 // Update takes the answers: the rows (or the read's error, on the status
-// line) and the next timed refresh, an action's answer and the refresh
-// it triggers, and the tick that refreshes.
+// line until a read succeeds) and the next timed refresh, an action's
+// answer and the refresh it triggers, and the tick that refreshes.
 func (l List[R]) Update(msg tea.Msg) (List[R], tea.Cmd) {
 	switch msg := msg.(type) {
 	case Records[R]:
 		if msg.Err != nil {
 			l.Status = l.opts.Name + ": " + msg.Err.Error()
+			l.failed = l.Status
 		} else {
+			if l.Status == l.failed {
+				l.Status = ""
+			}
+			l.failed = ""
 			l.setRows(msg.Records)
 		}
-		if l.ticking {
-			// One timed refresh at a time, however many answers come.
+		if l.ticking || l.opts.Every == 0 {
+			// One timed refresh at a time, however many answers come;
+			// none without Every.
 			return l, nil
 		}
 		l.ticking = true
@@ -142,15 +168,24 @@ func (l List[R]) Update(msg tea.Msg) (List[R], tea.Cmd) {
 }
 
 func (l *List[R]) setRows(rows []R) {
-	id := ""
-	if r, ok := l.Selected(); ok {
-		id = l.opts.ID(r)
-	}
+	last := l.opts.Follow && (!l.loaded || l.sel >= len(l.rows)-1)
+	cur, selected := l.Selected()
 	l.rows = slices.Clone(rows)
-	slices.SortStableFunc(l.rows, func(a, b R) int { return l.opts.Created(b).Compare(l.opts.Created(a)) })
-	l.sel = max(0, slices.IndexFunc(l.rows, func(r R) bool { return l.opts.ID(r) == id }))
+	if l.opts.Created != nil {
+		slices.SortStableFunc(l.rows, func(a, b R) int { return l.opts.Created(b).Compare(l.opts.Created(a)) })
+	}
+	switch {
+	case last:
+		l.sel = len(l.rows) - 1
+	case l.opts.ID != nil:
+		id := ""
+		if selected {
+			id = l.opts.ID(cur)
+		}
+		l.sel = slices.IndexFunc(l.rows, func(r R) bool { return l.opts.ID(r) == id })
+	}
 	l.loaded = true
-	l.scroll()
+	l.move(0)
 }
 
 // Key moves the selection (↑ or k, ↓ or j, PgUp, PgDn, Home, End) and
@@ -281,6 +316,12 @@ type Frame[R any] struct {
 	Row func(R) string
 	// Empty is said when a read found no rows: "no jobs yet: n starts one".
 	Empty string
+	// Unread is said until the first answer (default: "asking axlrd…"),
+	// and not once a read failed: the status line says why.
+	Unread string
+	// Hint is the status line while Status is empty: a line of the
+	// selected row, dimmed (nil: the line stays empty).
+	Hint func(R) string
 	// Ask starts the last line while the prompt asks, before what is
 	// typed: "reason (Enter sends, Esc cancels): ". Keys is the last line
 	// otherwise, dimmed.
@@ -300,10 +341,10 @@ func (l List[R]) View(f Frame[R]) string {
 	line(s.Title.Render(common.Fit(f.Title, l.Width)))
 	line(s.Dim.Render(common.Fit("  "+f.Header, l.Width)))
 	lines := 2
-	if !l.loaded {
-		line(common.Fit("  asking axlrd…", l.Width))
+	if !l.loaded && l.failed == "" {
+		line(common.Fit("  "+cmp.Or(f.Unread, "asking axlrd…"), l.Width))
 		lines++
-	} else if len(l.rows) == 0 {
+	} else if l.loaded && len(l.rows) == 0 {
 		line(common.Fit("  "+f.Empty, l.Width))
 		lines++
 	}
@@ -323,7 +364,11 @@ func (l List[R]) View(f Frame[R]) string {
 	for ; lines < l.Height-2; lines++ {
 		line(strings.Repeat(" ", l.Width))
 	}
-	line(s.Error.Render(common.Fit(l.Status, l.Width)))
+	if r, ok := l.Selected(); ok && l.Status == "" && f.Hint != nil {
+		line(s.Dim.Render(common.Fit(f.Hint(r), l.Width)))
+	} else {
+		line(s.Error.Render(common.Fit(l.Status, l.Width)))
+	}
 	if l.asking != 0 {
 		b.WriteString(common.Fit(f.Ask+l.prompt.View(), l.Width))
 	} else {

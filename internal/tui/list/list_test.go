@@ -303,3 +303,99 @@ func TestView(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnce: without Every the list schedules no timed read; without
+// Read it has no Refresh, and takes the Records its panel hands it.
+func TestReadOnce(t *testing.T) {
+	r := &reader{rows: rows(3)}
+	l := New(common.New(40, 10, false), Options[row]{Name: "rows", Read: r.read, ID: func(r row) string { return r.id }})
+	if _, cmd := l.Update(l.Refresh()()); cmd != nil {
+		t.Error("an answer scheduled a timed read, without Every")
+	}
+	bare := New(common.New(40, 10, false), Options[row]{Name: "rows"})
+	if bare.Refresh() != nil || bare.Init() != nil {
+		t.Fatal("a list without Read has a Refresh")
+	}
+	if bare, cmd := bare.Update(Records[row]{Records: rows(2)}); cmd != nil || len(bare.Rows()) != 2 {
+		t.Errorf("handed Records: %d rows, command %v", len(bare.Rows()), cmd != nil)
+	}
+}
+
+// TestFollow: without Created the rows stay in Read's order; without ID
+// the selection keeps its place; with Follow it opens on the last row and
+// stays on the last row as rows are added after it.
+func TestFollow(t *testing.T) {
+	l := New(common.New(40, 10, false), Options[row]{Name: "rows", Follow: true})
+	selected := func() string {
+		r, _ := l.Selected()
+		return r.id
+	}
+	l, _ = l.Update(Records[row]{Records: rows(12)})
+	if got := visible(l); !reflect.DeepEqual(got, []string{"r06", "r07", "r08", "r09", "r10", ">r11"}) {
+		t.Errorf("opened on %q, want the last six, the last selected", got)
+	}
+	l, _ = l.Update(Records[row]{Records: rows(14)})
+	if got := selected(); got != "r13" {
+		t.Errorf("selected %s after two rows more, want the new last r13", got)
+	}
+	l, _ = l.Key(key("home"))
+	l, _ = l.Key(key("down"))
+	l, _ = l.Update(Records[row]{Records: rows(20)})
+	if got := selected(); got != "r01" {
+		t.Errorf("selected %s after a refresh, want r01 kept", got)
+	}
+	l, _ = l.Key(key("end"))
+	l, _ = l.Update(Records[row]{Records: rows(3)})
+	if got := visible(l); !reflect.DeepEqual(got, []string{"r00", "r01", ">r02"}) {
+		t.Errorf("after fewer rows %q, want the last selected", got)
+	}
+}
+
+// TestFailedRead: a failed first read says why on the status line instead
+// of asking axlrd; the next good read takes it off, but not an action's
+// answer.
+func TestFailedRead(t *testing.T) {
+	l := New(common.New(40, 10, false), Options[row]{Name: "rows", ID: func(r row) string { return r.id }})
+	l, _ = l.Update(Records[row]{Err: errors.New("axlrd is not reachable")})
+	lines := strings.Split(l.View(frame), "\n")
+	if got := strings.TrimSpace(lines[2]); got != "" || l.Loaded() {
+		t.Errorf("after a failed read the first row is %q, loaded %v", got, l.Loaded())
+	}
+	if got := strings.TrimSpace(lines[8]); got != "rows: axlrd is not reachable" {
+		t.Errorf("status %q", got)
+	}
+	l, _ = l.Update(Records[row]{Records: rows(2)})
+	if l.Status != "" || !l.Loaded() {
+		t.Errorf("a good read left status %q, loaded %v", l.Status, l.Loaded())
+	}
+	l, _ = l.Update(Records[row]{Err: errors.New("axlrd is not reachable")})
+	l, _ = l.Update(Acted[row]{Done: "did r01"})
+	l, _ = l.Update(Records[row]{Records: rows(2)})
+	if l.Status != "did r01" {
+		t.Errorf("a good read took the action's answer off: status %q", l.Status)
+	}
+}
+
+// TestFrameUnreadAndHint: Unread is said before the first answer; Hint is
+// the status line of the selected row while Status is empty.
+func TestFrameUnreadAndHint(t *testing.T) {
+	f := frame
+	f.Unread = "reading the rows…"
+	f.Hint = func(r row) string { return "hint of " + r.id }
+	l := New(common.New(40, 10, false), Options[row]{Name: "rows", ID: func(r row) string { return r.id }})
+	status := func() string {
+		lines := strings.Split(l.View(f), "\n")
+		return strings.TrimSpace(lines[2]) + "|" + strings.TrimSpace(lines[8])
+	}
+	if got := status(); got != "reading the rows…|" {
+		t.Errorf("before the answer %q", got)
+	}
+	l, _ = l.Update(Records[row]{Records: rows(3)})
+	if got := status(); got != "> r00|hint of r00" {
+		t.Errorf("loaded %q", got)
+	}
+	l.Status = "an answer"
+	if got := status(); got != "> r00|an answer" {
+		t.Errorf("with a status %q", got)
+	}
+}
