@@ -4,7 +4,8 @@
 // selected step's detail under them. Drawing never calls the client: the
 // trajectory comes from Refresh, a command that reads the workflow's
 // history once; the parent refreshes it when it opens the view, and r
-// reads it again. Esc is the parent's.
+// reads it again. Esc is the parent's. The steps, their window and the
+// frame are a list.List's.
 package history
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/client"
 	clihistory "github.com/underpass-ai/axlr/internal/cmd/history"
 	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/list"
 )
 
 // Client is what the view asks axlrd; *client.Client has it.
@@ -34,24 +36,22 @@ type TrajectoryMsg struct {
 	Err        error
 }
 
-// Model is the history view.
+// Model is the history view. Its rows, their window and its frame are a
+// list.List's, without a timed refresh, following the newest step.
 type Model struct {
-	common.Common
-	ctx    context.Context
-	client Client
-
+	list.List[client.Step]
+	ctx     context.Context
+	client  Client
 	session string
-	steps   []client.Step
 	runs    int
-	sel     int
-	top     int
-	loaded  bool
-	err     string
 }
 
 // New returns the view, of no session until SetSession.
 func New(ctx context.Context, c Client, com common.Common) Model {
-	return Model{Common: com, ctx: ctx, client: c}
+	// Steps have no id; the trajectory only grows, so the selection keeps
+	// its place, or follows the newest step.
+	steps := list.New(com, list.Options[client.Step]{Name: "history", Follow: true})
+	return Model{List: steps, ctx: ctx, client: c}
 }
 
 // SetSession makes the view the trajectory of session id; another id than
@@ -60,7 +60,8 @@ func (m *Model) SetSession(id string) {
 	if id == m.session {
 		return
 	}
-	*m = Model{Common: m.Common, ctx: m.ctx, client: m.client, session: id}
+	*m = New(m.ctx, m.client, m.Common)
+	m.session = id
 }
 
 // Session returns the session the view shows.
@@ -80,15 +81,7 @@ func (m Model) Refresh() tea.Cmd {
 }
 
 // Steps returns the steps, oldest first.
-func (m Model) Steps() []client.Step { return m.steps }
-
-// Selected returns the selected step, if any.
-func (m Model) Selected() (client.Step, bool) {
-	if m.sel < 0 || m.sel >= len(m.steps) {
-		return client.Step{}, false
-	}
-	return m.steps[m.sel], true
-}
+func (m Model) Steps() []client.Step { return m.Rows() }
 
 // Update handles the view's keys and the client's answer.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
@@ -97,70 +90,24 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		if msg.SessionID != m.session {
 			return m, nil
 		}
-		if msg.Err != nil {
-			m.err = "history: " + msg.Err.Error()
-			return m, nil
+		rows := list.Records[client.Step]{Err: msg.Err}
+		if msg.Err == nil {
+			m.runs = 0
+			if t := msg.Trajectory; t != nil {
+				rows.Records, m.runs = t.Steps, len(t.Runs)
+			}
 		}
-		m.err = ""
-		m.setTrajectory(msg.Trajectory)
-		return m, nil
+		var cmd tea.Cmd
+		m.List, cmd = m.List.Update(rows)
+		return m, cmd
 	case tea.KeyPressMsg:
-		return m.updateKeys(msg)
+		var moved bool
+		if m.List, moved = m.Key(msg); !moved && msg.String() == "r" {
+			return m, m.Refresh()
+		}
 	}
 	return m, nil
 }
-
-// setTrajectory keeps the selected step, or follows the newest when it
-// was selected (as on the first answer).
-func (m *Model) setTrajectory(t *client.Trajectory) {
-	last := !m.loaded || m.sel >= len(m.steps)-1
-	m.steps, m.runs = nil, 0
-	if t != nil {
-		m.steps, m.runs = t.Steps, len(t.Runs)
-	}
-	if last {
-		m.sel = len(m.steps) - 1
-	}
-	m.loaded = true
-	m.move(0)
-}
-
-func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	page := m.pageRows()
-	switch msg.String() {
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-page)
-	case "pgdown":
-		m.move(page)
-	case "home":
-		m.move(-len(m.steps))
-	case "end":
-		m.move(len(m.steps))
-	case "r":
-		return m, m.Refresh()
-	}
-	return m, nil
-}
-
-func (m *Model) move(by int) {
-	m.sel = min(max(m.sel+by, 0), max(len(m.steps)-1, 0))
-	page := m.pageRows()
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if m.sel >= m.top+page {
-		m.top = m.sel - page + 1
-	}
-	m.top = max(0, min(m.top, len(m.steps)-page))
-}
-
-// pageRows is how many steps fit: the height less the title, the header,
-// the detail line and the keys line.
-func (m Model) pageRows() int { return max(m.Height-4, 1) }
 
 // Column widths; the outcome takes what they leave.
 const (
@@ -175,68 +122,36 @@ const keysHelp = "↑↓ PgUp PgDn Home End scroll  r reload  Esc back"
 
 // View draws the view in its Width×Height.
 func (m Model) View() string {
-	s := m.Styles
-	var b strings.Builder
 	title := "History"
 	if m.session != "" {
 		title += " · " + m.session
 	}
-	if m.loaded {
-		title += fmt.Sprintf(" · %d steps · %d run(s)", len(m.steps), m.runs)
+	if m.Loaded() {
+		title += fmt.Sprintf(" · %d steps · %d run(s)", len(m.Rows()), m.runs)
 	}
-	b.WriteString(s.Title.Render(common.Fit(title, m.Width)))
-	b.WriteByte('\n')
+	unread := "reading the session's history…"
+	if m.session == "" {
+		unread = "no session yet: a prompt starts one, /sessions picks one"
+	}
 	outcomeW := max(m.Width-fixedW, 0)
-	b.WriteString(s.Dim.Render(common.Fit("  "+common.Fit("AFTER", offsetW)+common.Fit("STEP", stepW)+
-		common.Fit("TOOK", tookW)+common.Fit("OUTCOME", outcomeW), m.Width)))
-	b.WriteByte('\n')
-	lines := 2
-	empty := ""
-	switch {
-	case m.session == "":
-		empty = "  no session yet: a prompt starts one, /sessions picks one"
-	case !m.loaded && m.err == "":
-		empty = "  reading the session's history…"
-	case m.loaded && len(m.steps) == 0:
-		empty = "  no steps yet"
-	}
-	if empty != "" {
-		b.WriteString(common.Fit(empty, m.Width) + "\n")
-		lines++
-	}
-	for i := m.top; i < len(m.steps) && i < m.top+m.pageRows(); i++ {
-		st := m.steps[i]
-		c := clihistory.StepCells(st)
-		row := common.Fit(offset(st.Time.Sub(m.steps[0].Time)), offsetW) + common.Fit(c.Step, stepW-1) + " " +
-			common.Fit(c.Took, tookW) + common.Fit(common.OneLine(c.Outcome), outcomeW)
-		if i == m.sel {
-			b.WriteString(s.Selected.Render("> " + row))
-		} else {
-			b.WriteString("  " + row)
-		}
-		b.WriteByte('\n')
-		lines++
-	}
-	for ; lines < m.Height-2; lines++ {
-		b.WriteString(strings.Repeat(" ", m.Width) + "\n")
-	}
-	if m.err != "" {
-		b.WriteString(s.Error.Render(common.Fit(m.err, m.Width)))
-	} else {
-		b.WriteString(s.Dim.Render(common.Fit(m.detail(), m.Width)))
-	}
-	b.WriteByte('\n')
-	b.WriteString(s.Dim.Render(common.Fit(keysHelp, m.Width)))
-	return b.String()
+	return m.List.View(list.Frame[client.Step]{
+		Title:  title,
+		Header: common.Fit("AFTER", offsetW) + common.Fit("STEP", stepW) + common.Fit("TOOK", tookW) + common.Fit("OUTCOME", outcomeW),
+		Row: func(st client.Step) string {
+			c := clihistory.StepCells(st)
+			return common.Fit(offset(st.Time.Sub(m.Rows()[0].Time)), offsetW) + common.Fit(c.Step, stepW-1) + " " +
+				common.Fit(c.Took, tookW) + common.Fit(common.OneLine(c.Outcome), outcomeW)
+		},
+		Empty:  "no steps yet",
+		Unread: unread,
+		Hint:   detail,
+		Keys:   keysHelp,
+	})
 }
 
 // detail is the selected step's line under the table: its detail, its
 // attempt and its run.
-func (m Model) detail() string {
-	st, ok := m.Selected()
-	if !ok {
-		return ""
-	}
+func detail(st client.Step) string {
 	c := clihistory.StepCells(st)
 	parts := []string{cmp.Or(common.OneLine(c.Detail), "-")}
 	if c.Attempt != "-" {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"reflect"
 	"strings"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/jobs"
+	"github.com/underpass-ai/axlr/internal/tui/list"
+	"github.com/underpass-ai/axlr/internal/tui/sessions"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 )
 
@@ -212,6 +216,25 @@ func TestViewSessions(t *testing.T) {
 			t.Errorf("%d steps, want 7", len(m.Steps()))
 		}
 	})
+}
+
+// TestViewOthersMessages: the app hands every message to every
+// component; the view takes its session's TrajectoryMsg only, not the
+// picker's answer nor a panel's list's.
+func TestViewOthersMessages(t *testing.T) {
+	m := loaded(t, &fakeClient{trajectory: trajectory()}, 23)
+	want := m.View()
+	boom := errors.New("not the view's")
+	for _, msg := range []tea.Msg{
+		sessions.ListMsg{Err: boom},
+		list.Records[client.SessionSummary]{Records: []client.SessionSummary{{SessionID: sid}}, Err: boom},
+		jobs.RecordsMsg{Err: boom},
+		jobs.ActedMsg{Err: boom},
+	} {
+		if got, cmd := m.Update(msg); cmd != nil || got.View() != want {
+			t.Errorf("%T changed the view (command %v):\n%s", msg, cmd != nil, got.View())
+		}
+	}
 }
 
 func TestOffset(t *testing.T) {

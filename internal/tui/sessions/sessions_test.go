@@ -13,6 +13,9 @@ import (
 
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/history"
+	"github.com/underpass-ai/axlr/internal/tui/jobs"
+	"github.com/underpass-ai/axlr/internal/tui/list"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -210,6 +213,25 @@ func TestPickerRefreshKeepsSelection(t *testing.T) {
 	m, _ = m.Update(ListMsg{Sessions: rows, At: at})
 	if s, _ := m.Selected(); s.SessionID != "2d2c3b4a-0000-4000-8000-000000000002" {
 		t.Errorf("selected %s after a refresh, want 2d2c3b4a-…", s.SessionID)
+	}
+}
+
+// TestPickerOthersMessages: the app hands every message to every
+// component; the picker takes its ListMsg only, not the history's answer
+// nor a panel's list's.
+func TestPickerOthersMessages(t *testing.T) {
+	m := loaded(t, &fakeClient{rows: sample()}, 23)
+	want := m.View()
+	boom := errors.New("not the picker's")
+	for _, msg := range []tea.Msg{
+		history.TrajectoryMsg{SessionID: "1d2c3b4a-0000-4000-8000-000000000001", Err: boom},
+		list.Records[client.Step]{Records: []client.Step{{Name: "started"}}, Err: boom},
+		jobs.RecordsMsg{Err: boom},
+		jobs.ActedMsg{Err: boom},
+	} {
+		if got, cmd := m.Update(msg); cmd != nil || got.View() != want {
+			t.Errorf("%T changed the picker (command %v):\n%s", msg, cmd != nil, got.View())
+		}
 	}
 }
 
