@@ -109,6 +109,8 @@ type Client struct {
 	// poll, idle, retry and workerWait are PollInterval, IdleQuery,
 	// RetryInterval and WorkerWait; tests shorten them.
 	poll, idle, retry, workerWait time.Duration
+	// answer bounds a query or a list: queryTimeout.
+	answer time.Duration
 }
 
 // Dial reads the settings file, names this host and connects to axlrd,
@@ -166,7 +168,7 @@ func New(tc sdkclient.Client, hostID string, set *settings.Settings, getenv func
 }
 
 func newClient(tc temporal, addr, hostID string) *Client {
-	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, idle: IdleQuery, retry: RetryInterval, workerWait: WorkerWait}
+	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, idle: IdleQuery, retry: RetryInterval, answer: queryTimeout, workerWait: WorkerWait}
 }
 
 // Close closes the connection.
@@ -255,10 +257,46 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("no session %s in ax
 // *UnreachableError and leaves any other as it is.
 func (c *Client) reached(err error) error {
 	var unavailable *serviceerror.Unavailable
+	if errors.As(err, new(*UnreachableError)) {
+		return err
+	}
 	if errors.As(err, &unavailable) {
 		return &UnreachableError{Address: c.address, Err: err}
 	}
 	return err
+}
+
+// query is QueryWorkflow bounded by c.answer (queryTimeout): with axlrd down the SDK
+// retries until its context ends, and a panel's refresh would wait for
+// ever instead of saying axlrd does not answer. No answer in time is an
+// *UnreachableError, as a refused connection is.
+func (c *Client) query(ctx context.Context, workflowID, runID, name string, args ...any) (converter.EncodedValue, error) {
+	var v converter.EncodedValue
+	err := c.bounded(ctx, func(ctx context.Context) (err error) {
+		v, err = c.tc.QueryWorkflow(ctx, workflowID, runID, name, args...)
+		return err
+	})
+	return v, err
+}
+
+// list is ListWorkflow bounded as query is.
+func (c *Client) list(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	var resp *workflowservice.ListWorkflowExecutionsResponse
+	err := c.bounded(ctx, func(ctx context.Context) (err error) {
+		resp, err = c.tc.ListWorkflow(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (c *Client) bounded(ctx context.Context, call func(context.Context) error) error {
+	bctx, cancel := context.WithTimeout(ctx, c.answer)
+	defer cancel()
+	err := call(bctx)
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return &UnreachableError{Address: c.address, Err: fmt.Errorf("no answer in %s: %w", c.answer, err)}
+	}
+	return c.reached(err)
 }
 
 // refused turns a failed update into a *RefusedError without the SDK's

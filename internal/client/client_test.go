@@ -465,6 +465,24 @@ func TestWatchWaitsForTheHistory(t *testing.T) {
 	}
 }
 
+// A query axlrd does not answer (the SDK retries a refused connection
+// until its context ends) is an *UnreachableError after queryTimeout, so a
+// panel's refresh says axlrd is down instead of waiting for ever.
+func TestQueryWithoutAnswer(t *testing.T) {
+	c := newTestClient(t, &fakeTemporal{silent: true})
+	c.answer = 20 * time.Millisecond
+	_, err := c.Jobs(context.Background())
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer in 20ms") {
+		t.Fatalf("error %v, want an *UnreachableError", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Jobs(ctx); errors.As(err, &ue) {
+		t.Errorf("a cancelled caller's query is %v, not axlrd's silence", err)
+	}
+}
+
 func TestWatchEnds(t *testing.T) {
 	ex := Execution{WorkflowID: sessionWID, ExecutionID: "exec-1", SessionID: sid}
 	t.Run("refused", func(t *testing.T) {

@@ -55,6 +55,8 @@ type fakeTemporal struct {
 
 	// histories are the events of each run.
 	histories map[string][]*historypb.HistoryEvent
+	// silent: queries never answer, as with axlrd down.
+	silent bool
 	// grows, when set, is a long poll's history: its iterator waits for
 	// each event sent on it.
 	grows  chan *historypb.HistoryEvent
@@ -145,7 +147,12 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, opts sdkclient.StartWo
 	return fakeRun{id: opts.ID}, nil
 }
 
-func (f *fakeTemporal) QueryWorkflow(_ context.Context, workflowID, _, queryType string, args ...any) (converter.EncodedValue, error) {
+func (f *fakeTemporal) QueryWorkflow(ctx context.Context, workflowID, _, queryType string, args ...any) (converter.EncodedValue, error) {
+	if f.silent {
+		// As the SDK does with axlrd down: retry until the context ends.
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	f.mu.Lock()
 	n := f.queries
 	f.queries++

@@ -74,7 +74,7 @@ func (c *Client) jobRefused(err error) error {
 // Jobs lists every job the registry holds, newest first; none when the
 // registry has not started yet.
 func (c *Client) Jobs(ctx context.Context) ([]jobs.Record, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflows.RegistryWorkflowID, "", workflows.QueryJobs)
+	v, err := c.query(ctx, workflows.RegistryWorkflowID, "", workflows.QueryJobs)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return []jobs.Record{}, nil
@@ -120,7 +120,7 @@ func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 
 // JobNow reads a job's record from its workflow, as it is now.
 func (c *Client) JobNow(ctx context.Context, id string) (jobs.Record, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflows.JobWorkflowID(id), "", workflows.QueryJob)
+	v, err := c.query(ctx, workflows.JobWorkflowID(id), "", workflows.QueryJob)
 	if err != nil {
 		return jobs.Record{}, c.reached(err)
 	}

@@ -58,7 +58,7 @@ func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, e
 
 // Plan reads a plan's record from its workflow.
 func (c *Client) Plan(ctx context.Context, id string) (plans.Record, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflows.PlanWorkflowID(id), "", workflows.QueryPlan)
+	v, err := c.query(ctx, workflows.PlanWorkflowID(id), "", workflows.QueryPlan)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return plans.Record{}, fmt.Errorf("no such plan: %s (axlr-tui plans lists the plans)", id)
@@ -78,14 +78,14 @@ func (c *Client) Plans(ctx context.Context) ([]plans.Record, error) {
 	out := []plans.Record{}
 	var token []byte
 	for {
-		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		resp, err := c.list(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: fmt.Sprintf("WorkflowType = '%s'", workflows.PlanWorkflow), NextPageToken: token, PageSize: 100,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list plans: %w", c.reached(err))
 		}
 		for _, ex := range resp.GetExecutions() {
-			v, err := c.tc.QueryWorkflow(ctx, ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId(), workflows.QueryPlan)
+			v, err := c.query(ctx, ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId(), workflows.QueryPlan)
 			if err != nil {
 				return nil, fmt.Errorf("read plan %s: %w", ex.GetExecution().GetWorkflowId(), c.reached(err))
 			}

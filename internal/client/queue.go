@@ -109,7 +109,7 @@ func (c *Client) Queues(ctx context.Context) ([]workflows.QueueView, error) {
 	slices.Sort(ids)
 	out := []workflows.QueueView{}
 	for _, id := range slices.Compact(ids) {
-		v, err := c.tc.QueryWorkflow(ctx, id, "", workflows.QueryQueue)
+		v, err := c.query(ctx, id, "", workflows.QueryQueue)
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
 			continue

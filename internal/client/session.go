@@ -188,7 +188,7 @@ func (c *Client) FindSession(ctx context.Context, sessionID string) (string, err
 	if !errors.As(err, new(*serviceerror.NotFound)) {
 		return "", fmt.Errorf("look up session %s: %w", sessionID, c.reached(err))
 	}
-	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+	resp, err := c.list(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Query:    fmt.Sprintf("%s = '%s'", workflows.SearchAttributeSessions, sessionID),
 		PageSize: 1,
 	})

@@ -56,7 +56,7 @@ func (c *Client) Sessions(ctx context.Context) ([]SessionSummary, error) {
 	first := map[string]time.Time{}
 	var token []byte
 	for {
-		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		resp, err := c.list(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: query, NextPageToken: token, PageSize: sessionsPageSize,
 		})
 		if err != nil {
