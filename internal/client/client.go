@@ -293,7 +293,10 @@ func (c *Client) bounded(ctx context.Context, call func(context.Context) error) 
 	bctx, cancel := context.WithTimeout(ctx, c.answer)
 	defer cancel()
 	err := call(bctx)
-	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+	// The SDK gives up first on its own RPC deadline (5 s for a query),
+	// with DeadlineExceeded; the bound is there for the calls it retries.
+	var deadline *serviceerror.DeadlineExceeded
+	if err != nil && ctx.Err() == nil && (bctx.Err() != nil || errors.As(err, &deadline)) {
 		return &UnreachableError{Address: c.address, Err: fmt.Errorf("no answer in %s: %w", c.answer, err)}
 	}
 	return c.reached(err)

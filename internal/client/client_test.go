@@ -476,6 +476,10 @@ func TestQueryWithoutAnswer(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer in 20ms") {
 		t.Fatalf("error %v, want an *UnreachableError", err)
 	}
+	c = newTestClient(t, &fakeTemporal{silent: true, deadline: true})
+	if _, err := c.Jobs(context.Background()); !errors.As(err, &ue) {
+		t.Fatalf("error %v after the SDK's deadline, want an *UnreachableError", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := c.Jobs(ctx); errors.As(err, &ue) {

@@ -55,8 +55,9 @@ type fakeTemporal struct {
 
 	// histories are the events of each run.
 	histories map[string][]*historypb.HistoryEvent
-	// silent: queries never answer, as with axlrd down.
-	silent bool
+	// silent: queries never answer, as with axlrd down; deadline: the
+	// SDK says so with its own deadline.
+	silent, deadline bool
 	// grows, when set, is a long poll's history: its iterator waits for
 	// each event sent on it.
 	grows  chan *historypb.HistoryEvent
@@ -149,7 +150,11 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, opts sdkclient.StartWo
 
 func (f *fakeTemporal) QueryWorkflow(ctx context.Context, workflowID, _, queryType string, args ...any) (converter.EncodedValue, error) {
 	if f.silent {
-		// As the SDK does with axlrd down: retry until the context ends.
+		// As the SDK does with axlrd down: retry until the context ends,
+		// or its own deadline (deadline set) passes.
+		if f.deadline {
+			return nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")
+		}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
