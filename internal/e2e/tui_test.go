@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -18,8 +19,9 @@ const tuiEnv = "AXLR_E2E_TUI"
 
 // tmux drives axlr-tui in a detached tmux session of 80×24.
 type tmux struct {
-	t    *testing.T
-	name string
+	t     *testing.T
+	name  string
+	shots int
 }
 
 // startTUI opens axlr-tui, the test binary as axlr-tui, in tmux, in the
@@ -72,6 +74,7 @@ func (m *tmux) waitFor(ctx context.Context, what string, texts ...string) string
 			all = all && strings.Contains(s, text)
 		}
 		if all {
+			m.shot(what, s)
 			return s
 		}
 		select {
@@ -79,6 +82,20 @@ func (m *tmux) waitFor(ctx context.Context, what string, texts ...string) string
 			m.t.Fatalf("the screen never showed %s (%q); it shows:\n%s", what, texts, s)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// shot writes a screen to $AXLR_E2E_SCREENS/<test>-<n>-<what>.txt when
+// that is set: the screenshots of each view a closing note shows.
+func (m *tmux) shot(what, screen string) {
+	dir := os.Getenv("AXLR_E2E_SCREENS")
+	if dir == "" {
+		return
+	}
+	m.shots++
+	name := fmt.Sprintf("%s-%02d-%s.txt", m.t.Name(), m.shots, strings.ReplaceAll(what, " ", "-"))
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(screen), 0o644); err != nil {
+		m.t.Errorf("screenshot: %v", err)
 	}
 }
 
@@ -140,5 +157,42 @@ func TestTUIInTmux(t *testing.T) {
 	m.waitFor(ctx, "the history view", "History · ", "update execute", "activity ModelRequest")
 	m.keys("Escape")
 	m.waitFor(ctx, "the session view", "a prompt, or a /command")
+	m.keys("Escape")
+	m.waitFor(ctx, "the shortcuts in the footer", "P plans")
+	m.keys("P")
+	m.waitFor(ctx, "the plans panel", "Plans")
+	m.keys("Escape")
+	m.waitFor(ctx, "the session view", "a prompt, or a /command")
+	m.keys("C-c")
+}
+
+// TestTUIReconnects kills axlrd under the open TUI: the footer says
+// "reconnecting" while axlrd does not answer, and stops saying it once
+// axlrd is back, with the session still on screen and still answering.
+func TestTUIReconnects(t *testing.T) {
+	model := agenttest.NewServer(t, func(agenttest.Request) agenttest.Reply { return agenttest.Reply{Text: "Still here."} })
+	e := newEnv(t, model.URL)
+	e.writeSettings(`{"model": "m"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d := e.spawn()
+	m := startTUI(t, e)
+	m.waitFor(ctx, "the footer", "m · normal")
+	m.keys("-l", "hello")
+	m.keys("Enter")
+	m.waitFor(ctx, "the first answer", "Still here.")
+	d.kill()
+	m.waitFor(ctx, "reconnecting in the footer", "reconnecting")
+	e.spawn()
+	for strings.Contains(m.waitFor(ctx, "the footer", "m · normal"), "reconnecting") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the footer still says reconnecting with axlrd back:\n%s", m.screen())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	m.keys("-l", "again")
+	m.keys("Enter")
+	m.waitFor(ctx, "the answer after the restart", "> again", "Still here.\n")
 	m.keys("C-c")
 }
