@@ -87,14 +87,7 @@ func loaded(t *testing.T, f *fakeClient, height int) Model {
 func press(m Model, names ...string) (Model, tea.Cmd) {
 	var cmd tea.Cmd
 	for _, n := range names {
-		k := tuitest.Key(n)
-		switch n {
-		case "home":
-			k = tea.KeyPressMsg{Code: tea.KeyHome}
-		case "end":
-			k = tea.KeyPressMsg{Code: tea.KeyEnd}
-		}
-		m, cmd = m.Update(k)
+		m, cmd = m.Update(tuitest.Key(n))
 	}
 	return m, cmd
 }
@@ -265,12 +258,7 @@ func TestViewView(t *testing.T) {
 }
 
 // line is the view's n-th line (from 0), unpadded.
-func line(m Model, n int) string {
-	return strings.TrimRight(strings.Split(m.View(), "\n")[n], " ")
-}
+func line(m Model, n int) string { return tuitest.Line(m.View(), n) }
 
 // statusLine is the view's line under the steps, unpadded.
-func statusLine(m Model) string {
-	lines := strings.Split(m.View(), "\n")
-	return strings.TrimRight(lines[len(lines)-2], " ")
-}
+func statusLine(m Model) string { return tuitest.Line(m.View(), -2) }

@@ -75,15 +75,6 @@ func loadedList(t *testing.T, r *reader, width, height int) List[row] {
 var frame = Frame[row]{Title: "Rows", Header: "ID", Row: func(r row) string { return common.Fit(r.id, 38) },
 	Empty: "no rows yet", Ask: "why: ", Keys: "↑↓ move"}
 
-func key(name string) tea.KeyPressMsg {
-	switch name {
-	case "home":
-		return tea.KeyPressMsg{Code: tea.KeyHome}
-	case "end":
-		return tea.KeyPressMsg{Code: tea.KeyEnd}
-	}
-	return tuitest.Key(name)
-}
 
 // visible are the ids of the rows drawn, the selected one marked.
 func visible(l List[row]) []string {
@@ -128,7 +119,7 @@ func TestKeys(t *testing.T) {
 			l := loadedList(t, &reader{rows: rows(30)}, 40, 10)
 			for _, k := range tt.keys {
 				var ok bool
-				if l, ok = l.Key(key(k)); !ok {
+				if l, ok = l.Key(tuitest.Key(k)); !ok {
 					t.Fatalf("%s is not the list's key", k)
 				}
 			}
@@ -147,12 +138,12 @@ func TestKeys(t *testing.T) {
 func TestKeysLeftToThePanel(t *testing.T) {
 	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
 	for _, k := range []string{"a", "n", "g", "esc", "tab"} {
-		if _, ok := l.Key(key(k)); ok {
+		if _, ok := l.Key(tuitest.Key(k)); ok {
 			t.Errorf("the list took %s", k)
 		}
 	}
 	bare := New(common.New(40, 10, false), Options[row]{ID: func(r row) string { return r.id }, Created: func(r row) time.Time { return r.at }})
-	if _, ok := bare.Key(key("enter")); ok {
+	if _, ok := bare.Key(tuitest.Key("enter")); ok {
 		t.Error("a list without details took Enter")
 	}
 }
@@ -161,7 +152,7 @@ func TestKeysLeftToThePanel(t *testing.T) {
 // keeps the selected row selected; when it is gone, the newest is.
 func TestRefreshKeepsTheSelection(t *testing.T) {
 	l := loadedList(t, &reader{rows: rows(5)}, 40, 10)
-	l, _ = l.Key(key("down"))
+	l, _ = l.Key(tuitest.Key("down"))
 	l, _ = l.Update(Records[row]{Records: append(rows(5), row{id: "newer", at: day.Add(time.Hour)})})
 	if r, _ := l.Selected(); r.id != "r03" {
 		t.Errorf("selected %s after a refresh, want r03", r.id)
@@ -237,7 +228,7 @@ func TestPrompt(t *testing.T) {
 	if !l.Editing() || l.Asking() != 2 || l.Status != "" {
 		t.Fatalf("asking %d, status %q", l.Asking(), l.Status)
 	}
-	l, ans, _ := l.Type(key("enter"))
+	l, ans, _ := l.Type(tuitest.Key("enter"))
 	if ans != (Answer{}) || !l.Editing() || l.Status != "a brief is needed" {
 		t.Fatalf("Enter on nothing: %+v, editing %v, status %q", ans, l.Editing(), l.Status)
 	}
@@ -247,13 +238,13 @@ func TestPrompt(t *testing.T) {
 	if !strings.Contains(l.View(frame), "why:  add a flag") {
 		t.Errorf("the prompt's line does not show the text:\n%s", l.View(frame))
 	}
-	l, ans, _ = l.Type(key("enter"))
+	l, ans, _ = l.Type(tuitest.Key("enter"))
 	if ans != (Answer{Question: 2, Text: "add a flag"}) || l.Editing() {
 		t.Fatalf("Enter on text: %+v, editing %v", ans, l.Editing())
 	}
 	l.Ask(1, "why", "a reason is needed")
-	l, _, _ = l.Type(key("x"))
-	l, ans, _ = l.Type(key("esc"))
+	l, _, _ = l.Type(tuitest.Key("x"))
+	l, ans, _ = l.Type(tuitest.Key("esc"))
 	if ans != (Answer{}) || l.Editing() {
 		t.Errorf("Esc: %+v, editing %v", ans, l.Editing())
 	}
@@ -284,7 +275,7 @@ func TestView(t *testing.T) {
 			}
 			l.Status = "status line"
 			for _, k := range tt.keys {
-				l, _ = l.Key(key(k))
+				l, _ = l.Key(tuitest.Key(k))
 			}
 			if tt.ask {
 				l.Ask(1, "why", "a reason is needed")
@@ -338,13 +329,13 @@ func TestFollow(t *testing.T) {
 	if got := selected(); got != "r13" {
 		t.Errorf("selected %s after two rows more, want the new last r13", got)
 	}
-	l, _ = l.Key(key("home"))
-	l, _ = l.Key(key("down"))
+	l, _ = l.Key(tuitest.Key("home"))
+	l, _ = l.Key(tuitest.Key("down"))
 	l, _ = l.Update(Records[row]{Records: rows(20)})
 	if got := selected(); got != "r01" {
 		t.Errorf("selected %s after a refresh, want r01 kept", got)
 	}
-	l, _ = l.Key(key("end"))
+	l, _ = l.Key(tuitest.Key("end"))
 	l, _ = l.Update(Records[row]{Records: rows(3)})
 	if got := visible(l); !reflect.DeepEqual(got, []string{"r00", "r01", ">r02"}) {
 		t.Errorf("after fewer rows %q, want the last selected", got)

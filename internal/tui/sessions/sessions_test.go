@@ -86,14 +86,7 @@ func press(m Model, keys ...tea.KeyPressMsg) (Model, tea.Cmd) {
 func keys(names ...string) []tea.KeyPressMsg {
 	var out []tea.KeyPressMsg
 	for _, n := range names {
-		switch n {
-		case "home":
-			out = append(out, tea.KeyPressMsg{Code: tea.KeyHome})
-		case "end":
-			out = append(out, tea.KeyPressMsg{Code: tea.KeyEnd})
-		default:
-			out = append(out, tuitest.Key(n))
-		}
+		out = append(out, tuitest.Key(n))
 	}
 	return out
 }
@@ -245,12 +238,7 @@ func TestPickerView(t *testing.T) {
 }
 
 // line is the view's n-th line (from 0), unpadded.
-func line(m Model, n int) string {
-	return strings.TrimRight(strings.Split(m.View(), "\n")[n], " ")
-}
+func line(m Model, n int) string { return tuitest.Line(m.View(), n) }
 
 // statusLine is the view's status line, unpadded.
-func statusLine(m Model) string {
-	lines := strings.Split(m.View(), "\n")
-	return strings.TrimRight(lines[len(lines)-2], " ")
-}
+func statusLine(m Model) string { return tuitest.Line(m.View(), -2) }

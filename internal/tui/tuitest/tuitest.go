@@ -5,6 +5,7 @@ package tuitest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -33,7 +34,7 @@ func Golden(t *testing.T, got string, update bool) {
 	}
 }
 
-// Key is the press of a named key ("enter", "esc", "up", "pgdown", "tab",
+// Key is the press of a named key ("enter", "esc", "up", "pgdown", "home", "tab",
 // "ctrl+c", "shift+enter") or of a printable one ("a").
 func Key(name string) tea.KeyPressMsg {
 	special := map[string]tea.Key{
@@ -44,6 +45,8 @@ func Key(name string) tea.KeyPressMsg {
 		"down":        {Code: tea.KeyDown},
 		"pgup":        {Code: tea.KeyPgUp},
 		"pgdown":      {Code: tea.KeyPgDown},
+		"home":        {Code: tea.KeyHome},
+		"end":         {Code: tea.KeyEnd},
 		"tab":         {Code: tea.KeyTab},
 		"backspace":   {Code: tea.KeyBackspace},
 		"ctrl+c":      {Code: 'c', Mod: tea.ModCtrl},
@@ -62,4 +65,14 @@ func Type(s string) []tea.Msg {
 		msgs = append(msgs, Key(string(r)))
 	}
 	return msgs
+}
+
+// Line is a view's n-th line from 0, or from the end when n is negative
+// (-1 the last), without its padding.
+func Line(view string, n int) string {
+	lines := strings.Split(view, "\n")
+	if n < 0 {
+		n += len(lines)
+	}
+	return strings.TrimRight(lines[n], " ")
 }
