@@ -75,7 +75,6 @@ func loadedList(t *testing.T, r *reader, width, height int) List[row] {
 var frame = Frame[row]{Title: "Rows", Header: "ID", Row: func(r row) string { return common.Fit(r.id, 38) },
 	Empty: "no rows yet", Ask: "why: ", Keys: "↑↓ move"}
 
-
 // visible are the ids of the rows drawn, the selected one marked.
 func visible(l List[row]) []string {
 	var ids []string
