@@ -84,14 +84,6 @@ func loaded(t *testing.T, f *fakeClient, height int) Model {
 	return m
 }
 
-func press(m Model, names ...string) (Model, tea.Cmd) {
-	var cmd tea.Cmd
-	for _, n := range names {
-		m, cmd = m.Update(tuitest.Key(n))
-	}
-	return m, cmd
-}
-
 func TestViewScrolls(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -111,7 +103,7 @@ func TestViewScrolls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeClient{trajectory: trajectory()}
-			m, cmd := press(loaded(t, f, tt.height), tt.keys...)
+			m, cmd := tuitest.Press(loaded(t, f, tt.height), tt.keys...)
 			if cmd != nil {
 				t.Fatalf("scrolling made a command: %v", cmd())
 			}
@@ -126,7 +118,7 @@ func TestViewScrolls(t *testing.T) {
 }
 
 func TestViewDetail(t *testing.T) {
-	m, _ := press(loaded(t, &fakeClient{trajectory: trajectory()}, 23), "home", "down")
+	m, _ := tuitest.Press(loaded(t, &fakeClient{trajectory: trajectory()}, 23), "home", "down")
 	if got := statusLine(m); got != `"create notes.md" approve none · run run-1` {
 		t.Errorf("detail %q", got)
 	}
@@ -134,11 +126,11 @@ func TestViewDetail(t *testing.T) {
 
 func TestViewReloads(t *testing.T) {
 	f := &fakeClient{trajectory: trajectory()}
-	m, _ := press(loaded(t, f, 23), "home", "down")
+	m, _ := tuitest.Press(loaded(t, f, 23), "home", "down")
 	longer := trajectory()
 	longer.Steps = append(longer.Steps, client.Step{Time: start.Add(3 * time.Hour), RunID: "run-2", Kind: "update", Name: "execute", Outcome: "accepted"})
 	f.trajectory = longer
-	m, cmd := press(m, "r")
+	m, cmd := tuitest.Press(m, "r")
 	if cmd == nil {
 		t.Fatal("r made no command")
 	}
@@ -150,7 +142,7 @@ func TestViewReloads(t *testing.T) {
 		t.Errorf("asked %q", f.asked)
 	}
 	// At the newest step, a reload follows the newer one.
-	m, _ = press(m, "end")
+	m, _ = tuitest.Press(m, "end")
 	longer.Steps = append(longer.Steps, client.Step{Time: start.Add(4 * time.Hour), RunID: "run-2", Kind: "update", Name: "decide", Outcome: "accepted"})
 	m, _ = m.Update(TrajectoryMsg{SessionID: sid, Trajectory: longer})
 	if s, _ := m.Selected(); s.Time != start.Add(4*time.Hour) {
@@ -165,7 +157,7 @@ func TestViewSessions(t *testing.T) {
 		if m.Refresh() != nil {
 			t.Error("a refresh without a session")
 		}
-		if _, cmd := press(m, "r"); cmd != nil {
+		if _, cmd := tuitest.Press(m, "r"); cmd != nil {
 			t.Error("r read a history without a session")
 		}
 		if got := line(m, 0) + "|" + line(m, 2); got != "History|  no session yet: a prompt starts one, /sessions picks one" {
@@ -249,7 +241,7 @@ func TestOffset(t *testing.T) {
 }
 
 func TestViewView(t *testing.T) {
-	m, _ := press(loaded(t, &fakeClient{trajectory: trajectory()}, 23), "up", "up", "up")
+	m, _ := tuitest.Press(loaded(t, &fakeClient{trajectory: trajectory()}, 23), "up", "up", "up")
 	view := m.View()
 	if n := strings.Count(view, "\n") + 1; n != 23 {
 		t.Errorf("view has %d lines, want 23", n)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
@@ -115,14 +113,6 @@ func loaded(t *testing.T, f *fakeClient) Model {
 	return m
 }
 
-func press(m Model, keys ...string) (Model, tea.Cmd) {
-	var cmd tea.Cmd
-	for _, k := range keys {
-		m, cmd = m.Update(tuitest.Key(k))
-	}
-	return m, cmd
-}
-
 func TestPanelSortsNewestFirst(t *testing.T) {
 	m := loaded(t, &fakeClient{records: sample()})
 	var ids []string
@@ -161,7 +151,7 @@ func TestPanelKeys(t *testing.T) {
 			f := &fakeClient{records: sample()}
 			m := loaded(t, f)
 			f.calls = nil
-			m, cmd := press(m, tt.keys...)
+			m, cmd := tuitest.Press(m, tt.keys...)
 			if len(tt.calls) > 0 {
 				if cmd == nil {
 					t.Fatal("no command")
@@ -183,7 +173,7 @@ func TestPanelKeys(t *testing.T) {
 
 func TestPanelDenyNeedsReason(t *testing.T) {
 	f := &fakeClient{records: sample()}
-	m, cmd := press(loaded(t, f), "d", "enter")
+	m, cmd := tuitest.Press(loaded(t, f), "d", "enter")
 	if cmd != nil || !m.Editing() || !strings.Contains(m.View(), "a reason is needed") {
 		t.Errorf("an empty reason was not refused in place: editing %v, view:\n%s", m.Editing(), m.View())
 	}
@@ -201,11 +191,11 @@ func TestPanelNewJob(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeClient{records: sample()}
-			m, _ := press(loaded(t, f), tt.keys...)
+			m, _ := tuitest.Press(loaded(t, f), tt.keys...)
 			for _, k := range tuitest.Type("#12") {
 				m, _ = m.Update(k)
 			}
-			m, cmd := press(m, "enter")
+			m, cmd := tuitest.Press(m, "enter")
 			if cmd == nil {
 				t.Fatal("no command")
 			}
@@ -222,7 +212,7 @@ func TestPanelActionErrorShows(t *testing.T) {
 	f := &fakeClient{records: sample()}
 	m := loaded(t, f)
 	f.err = errors.New("job exec-timeout waits for nothing now")
-	m, cmd := press(m, "a")
+	m, cmd := tuitest.Press(m, "a")
 	m, _ = m.Update(cmd())
 	if !strings.Contains(m.View(), "waits for nothing now") {
 		t.Errorf("error not shown:\n%s", m.View())
@@ -231,7 +221,7 @@ func TestPanelActionErrorShows(t *testing.T) {
 
 func TestPanelRefreshKeepsSelection(t *testing.T) {
 	f := &fakeClient{records: sample()}
-	m, _ := press(loaded(t, f), "down")
+	m, _ := tuitest.Press(loaded(t, f), "down")
 	recs := append(sample(), jobs.Record{ID: "newer", Kind: jobs.Repair, Status: jobs.Running, Created: day.Add(3 * time.Hour)})
 	m, _ = m.Update(RecordsMsg{Records: recs})
 	if r, _ := m.Selected(); r.ID != "grep-tool-slow" {
@@ -262,7 +252,7 @@ func TestPanelPullRequest(t *testing.T) {
 			f := &fakeClient{records: sample()}
 			m := loaded(t, f)
 			f.calls, f.err = nil, tt.err
-			m, cmd := press(m, tt.keys...)
+			m, cmd := tuitest.Press(m, tt.keys...)
 			if len(f.calls) > 0 {
 				t.Fatalf("Update called %q", f.calls)
 			}
@@ -339,7 +329,7 @@ func TestPanelView(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeClient{records: sample()}
-			m, cmd := press(loaded(t, f), tt.keys...)
+			m, cmd := tuitest.Press(loaded(t, f), tt.keys...)
 			if tt.name == "pull request" {
 				m, _ = m.Update(cmd())
 			}

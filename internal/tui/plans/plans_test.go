@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
@@ -91,14 +89,6 @@ func loaded(t *testing.T, f *fakeClient) Model {
 	return m
 }
 
-func press(m Model, keys ...string) (Model, tea.Cmd) {
-	var cmd tea.Cmd
-	for _, k := range keys {
-		m, cmd = m.Update(tuitest.Key(k))
-	}
-	return m, cmd
-}
-
 func typed(m Model, s string) Model {
 	for _, k := range tuitest.Type(s) {
 		m, _ = m.Update(k)
@@ -150,9 +140,9 @@ func TestPanelKeys(t *testing.T) {
 			f := &fakeClient{records: sample()}
 			m := loaded(t, f)
 			f.calls = nil
-			m, cmd := press(m, tt.keys...)
+			m, cmd := tuitest.Press(m, tt.keys...)
 			if tt.reason != "" {
-				m, cmd = press(typed(m, tt.reason), "enter")
+				m, cmd = tuitest.Press(typed(m, tt.reason), "enter")
 			}
 			if len(tt.calls) > 0 {
 				if cmd == nil {
@@ -180,7 +170,7 @@ func TestPanelRefuseNeedsReason(t *testing.T) {
 	for _, key := range []string{"d", "x"} {
 		t.Run(key, func(t *testing.T) {
 			f := &fakeClient{records: sample()}
-			m, cmd := press(loaded(t, f), "down", key, "enter")
+			m, cmd := tuitest.Press(loaded(t, f), "down", key, "enter")
 			if cmd != nil || !m.Editing() || !strings.Contains(m.View(), "a reason is needed") {
 				t.Errorf("an empty reason was not refused in place: editing %v, view:\n%s", m.Editing(), m.View())
 			}
@@ -190,11 +180,11 @@ func TestPanelRefuseNeedsReason(t *testing.T) {
 
 func TestPanelNewPlan(t *testing.T) {
 	f := &fakeClient{records: sample()}
-	m, cmd := press(loaded(t, f), "n", "enter")
+	m, cmd := tuitest.Press(loaded(t, f), "n", "enter")
 	if cmd != nil || !strings.Contains(m.View(), "a brief is needed") {
 		t.Fatalf("an empty brief was not refused:\n%s", m.View())
 	}
-	m, cmd = press(typed(m, "add a flag"), "enter")
+	m, cmd = tuitest.Press(typed(m, "add a flag"), "enter")
 	if cmd == nil {
 		t.Fatal("no command")
 	}
@@ -212,7 +202,7 @@ func TestPanelActionErrorShows(t *testing.T) {
 	f := &fakeClient{records: sample()}
 	m := loaded(t, f)
 	f.err = errors.New("plan rename-the-flags-9d0e1f waits for nothing now")
-	m, cmd := press(m, "a")
+	m, cmd := tuitest.Press(m, "a")
 	m, _ = m.Update(cmd())
 	if !strings.Contains(m.View(), "waits for nothing now") {
 		t.Errorf("error not shown:\n%s", m.View())
@@ -223,7 +213,7 @@ func TestPanelActionErrorShows(t *testing.T) {
 // second timed refresh; an action's answer shows and reads again.
 func TestPanelRefreshes(t *testing.T) {
 	f := &fakeClient{records: sample()}
-	m, _ := press(loaded(t, f), "down")
+	m, _ := tuitest.Press(loaded(t, f), "down")
 	recs := append(sample(), plans.Record{ID: "newer-000000", Status: plans.Running, Created: day.Add(4 * time.Hour)})
 	m, cmd := m.Update(RecordsMsg{Records: recs})
 	if r, _ := m.Selected(); r.ID != "add-a-retry-6a7b8c" {
@@ -254,7 +244,7 @@ func TestPanelView(t *testing.T) {
 		{"details", []string{"pgdown", "enter"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _ := press(loaded(t, &fakeClient{records: sample()}), tt.keys...)
+			m, _ := tuitest.Press(loaded(t, &fakeClient{records: sample()}), tt.keys...)
 			view := m.View()
 			if n := strings.Count(view, "\n") + 1; n != 24 {
 				t.Errorf("view has %d lines, want 24", n)
@@ -269,7 +259,7 @@ func TestPanelDetailsCutToFit(t *testing.T) {
 	for i := range 30 {
 		rec.Tasks = append(rec.Tasks, plans.Task{ID: fmt.Sprintf("t%d", i), Wave: 1, Status: plans.TaskPending})
 	}
-	m, _ := press(loaded(t, &fakeClient{records: []plans.Record{rec}}), "enter")
+	m, _ := tuitest.Press(loaded(t, &fakeClient{records: []plans.Record{rec}}), "enter")
 	view := m.View()
 	if n := strings.Count(view, "\n") + 1; n != 24 {
 		t.Errorf("view has %d lines, want 24:\n%s", n, view)

@@ -76,3 +76,18 @@ func Line(view string, n int) string {
 	}
 	return strings.TrimRight(lines[n], " ")
 }
+
+// Updater is a component's model: Update returns the model itself.
+type Updater[M any] interface {
+	Update(tea.Msg) (M, tea.Cmd)
+}
+
+// Press hands m the presses of the named keys (as Key names them) in
+// order: the model after the last and the command it returned.
+func Press[M Updater[M]](m M, keys ...string) (M, tea.Cmd) {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		m, cmd = m.Update(Key(k))
+	}
+	return m, cmd
+}
