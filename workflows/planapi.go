@@ -29,7 +29,21 @@ const (
 	// PlanTaskWorkflow is a plan task's worker: one task of a plan in a
 	// fresh session, run to its hand-back.
 	PlanTaskWorkflow = "axlr.PlanTask"
+	// QueryTaskStep answers a plan task's worker's TaskStep: the axlr_task
+	// step it works, for the TUI's footer.
+	QueryTaskStep = "task-step"
 )
+
+// TaskStep is the step a plan task's worker works: its axlr_task step
+// (start, red, green, handback), the step's iteration and its limit.
+// Step is empty before the ceremony started and after it ended.
+type TaskStep struct {
+	Plan      string `json:"plan"`
+	Task      string `json:"task"`
+	Step      string `json:"step,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+}
 
 // PlanWorkflowID is the workflow id of a plan.
 func PlanWorkflowID(id string) string { return "axlr-plan-" + id }

@@ -596,6 +596,9 @@ func PlanTask(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, r.progress); err != nil {
 		return PlanTaskResult{}, fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryTaskStep, r.step); err != nil {
+		return PlanTaskResult{}, fmt.Errorf("register %s: %w", QueryTaskStep, err)
+	}
 	upsertSessions(ctx, r.st.SessionIDs)
 	r.upsertSearch(ctx, plans.TaskRunning)
 	err := r.run(ctx)
@@ -637,6 +640,15 @@ func (r *planTaskRun) progress(q ProgressQuery) (Progress, error) {
 		return Progress{}, fmt.Errorf("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.st.Execution.ID)
 	}
 	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
+}
+
+// step answers QueryTaskStep.
+func (r *planTaskRun) step() (TaskStep, error) {
+	ts := TaskStep{Plan: r.in.Plan, Task: r.in.Task.ID}
+	if c := r.st.Ceremony; c != nil && c.Active() {
+		ts.Step, ts.Iteration, ts.Limit = c.Step, c.Iteration, c.Limits[c.Step]
+	}
+	return ts, nil
 }
 
 // upsertSearch shows the task in the search attributes: its plan, id,

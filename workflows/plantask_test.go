@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -819,5 +820,43 @@ func TestPlanTaskInputValidate(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPlanTaskStepQuery: while the worker runs, QueryTaskStep answers the
+// axlr_task step it works, with the step's iteration and limit; after the
+// ceremony ended, no step.
+func TestPlanTaskStepQuery(t *testing.T) {
+	h := newTaskHarness(t, true,
+		calls(writeCall("calc/max_test.go", maxTest)),
+		calls(redHandBack),
+		calls(writeCall("calc/calc.go", maxSource), greenHandBack),
+	)
+	var seen []string
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if !strings.HasSuffix(info.ActivityType.Name, "ModelRequest") {
+			return
+		}
+		v, err := h.env.QueryWorkflow(QueryTaskStep)
+		if err != nil {
+			t.Errorf("query: %v", err)
+			return
+		}
+		var ts TaskStep
+		if err := v.Get(&ts); err != nil {
+			t.Errorf("decode: %v", err)
+			return
+		}
+		seen = append(seen, fmt.Sprintf("%s/%s %s %d/%d", ts.Plan, ts.Task, ts.Step, ts.Iteration, ts.Limit))
+	})
+	h.run(t, planTaskInput(addMax(true)))
+	want := []string{"add-calc-max-a1b2c3/add-max red 1/3", "add-calc-max-a1b2c3/add-max red 1/3", "add-calc-max-a1b2c3/add-max green 1/3"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("steps while the worker ran %q, want %q", seen, want)
+	}
+	v, err := h.env.QueryWorkflow(QueryTaskStep)
+	var ts TaskStep
+	if err != nil || v.Get(&ts) != nil || ts.Step != "" {
+		t.Errorf("after the end: %+v %v", ts, err)
 	}
 }
