@@ -38,6 +38,8 @@ type fakeTemporal struct {
 	visibility  map[string]string
 	listQueries []string
 	listErr     error
+	// listed answers a list query other than a session id's.
+	listed map[string][]*workflowpb.WorkflowExecutionInfo
 
 	withStart    []startCall
 	updates      []sdkclient.UpdateWorkflowOptions
@@ -193,7 +195,7 @@ func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.List
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
-	resp := &workflowservice.ListWorkflowExecutionsResponse{}
+	resp := &workflowservice.ListWorkflowExecutionsResponse{Executions: f.listed[req.GetQuery()]}
 	for sessionID, wid := range f.visibility {
 		if req.GetQuery() == "AxlrSessions = '"+sessionID+"'" {
 			resp.Executions = append(resp.Executions, &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: wid}})

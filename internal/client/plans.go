@@ -106,6 +106,32 @@ func (c *Client) Plans(ctx context.Context) ([]plans.Record, error) {
 	return out, nil
 }
 
+// PlanTaskStep reads the step a plan's task works: its running worker (of
+// any round) answers workflows.QueryTaskStep. A task with no worker
+// running has no step.
+func (c *Client) PlanTaskStep(ctx context.Context, plan, task string) (workflows.TaskStep, error) {
+	none := workflows.TaskStep{Plan: plan, Task: task}
+	resp, err := c.list(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1, Query: fmt.Sprintf(
+		"WorkflowType = '%s' AND %s = '%s' AND %s = '%s' AND ExecutionStatus = 'Running'",
+		workflows.PlanTaskWorkflow, workflows.SearchAttributePlan, plan, workflows.SearchAttributePlanTask, task)})
+	if err != nil {
+		return none, fmt.Errorf("find task %s of plan %s: %w", task, plan, err)
+	}
+	if len(resp.GetExecutions()) == 0 {
+		return none, nil
+	}
+	ex := resp.GetExecutions()[0].GetExecution()
+	v, err := c.query(ctx, ex.GetWorkflowId(), ex.GetRunId(), workflows.QueryTaskStep)
+	if err != nil {
+		return none, fmt.Errorf("step of task %s of plan %s: %w", task, plan, err)
+	}
+	var ts workflows.TaskStep
+	if err := v.Get(&ts); err != nil {
+		return none, fmt.Errorf("decode the step of task %s of plan %s: %w", task, plan, err)
+	}
+	return ts, nil
+}
+
 // DecidePlan sends the person's decision on what a plan waits for; the
 // plan's workflow refuses a decision for another plan or another wait. An
 // empty dec.RequestID gets a new id.
