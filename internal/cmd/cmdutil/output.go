@@ -24,7 +24,7 @@ var ResultFields = []string{
 // --json, in order; a test pins them to the type.
 var EventFields = []string{
 	"type", "session_id", "from", "text", "call_id", "tool", "arguments", "decision",
-	"status", "reason", "error", "result", "instance", "step", "iteration", "trigger", "state",
+	"status", "reason", "error", "result", "instance", "step", "iteration", "limit", "trigger", "state",
 }
 
 // FieldsHelp lists fields for a command's help: indented lines of at
