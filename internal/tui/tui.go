@@ -40,6 +40,7 @@ type Client interface {
 	sessions.Client
 	history.Client
 	Result(ctx context.Context, sessionID string) (*contract.Result, error)
+	PlanTaskStep(ctx context.Context, plan, task string) (workflows.TaskStep, error)
 	Start(ctx context.Context, req workflows.ExecuteRequest) (client.Execution, error)
 	Execute(ctx context.Context, sessionID string, req workflows.ExecuteRequest) (client.Execution, error)
 	Decide(ctx context.Context, sessionID string, req workflows.DecideRequest) (client.Execution, error)
@@ -243,9 +244,45 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Err == nil {
 			m.footer.State.Plan = footer.RunningPlan(msg.Records)
 			m = m.offerPlan(msg.Records)
+			if footer.RunningTask(m.footer.State.Plan) == nil {
+				m.footer.State.TaskStep = ""
+			}
+			var cmd tea.Cmd
+			m, cmd = m.route(msg)
+			return m, tea.Batch(m.taskStep(), cmd)
 		}
+	case workflows.TaskStep:
+		if p := m.footer.State.Plan; p != nil && p.ID == msg.Plan {
+			if t := footer.RunningTask(p); t != nil && t.ID == msg.Task {
+				m.footer.State.TaskStep = ""
+				if msg.Step != "" {
+					m.footer.State.TaskStep = fmt.Sprintf("%s %d/%d", msg.Step, msg.Iteration, msg.Limit)
+				}
+			}
+		}
+		return m, nil
 	}
 	return m.route(msg)
+}
+
+// taskStep asks the running plan's running task which step it works, for
+// the footer; nil when no task runs. Each plans refresh asks once; a
+// failed ask leaves the task's status in the footer (the panel says what
+// fails).
+func (m Model) taskStep() tea.Cmd {
+	p := m.footer.State.Plan
+	t := footer.RunningTask(p)
+	if t == nil {
+		return nil
+	}
+	plan, task := p.ID, t.ID
+	return func() tea.Msg {
+		ts, err := m.client.PlanTaskStep(m.ctx, plan, task)
+		if err != nil {
+			return nil
+		}
+		return ts
+	}
 }
 
 // follow keeps the footer's ceremony step and the instance /stop-ceremony

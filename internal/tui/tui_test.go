@@ -14,6 +14,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/card"
 	"github.com/underpass-ai/axlr/internal/tui/jobs"
+	planpanel "github.com/underpass-ai/axlr/internal/tui/plans"
 	"github.com/underpass-ai/axlr/internal/tui/session"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 	jobrec "github.com/underpass-ai/axlr/jobs"
@@ -94,6 +95,10 @@ func (f *fakeClient) Result(_ context.Context, id string) (*contract.Result, err
 	f.calls = append(f.calls, "result "+id)
 	return &contract.Result{Status: contract.NeedsDecision, SessionID: id, Answer: "I need to run go test.",
 		Pending: &contract.PendingCall{CallID: "c9", Tool: "local_exec", Arguments: json.RawMessage(`{"program":"go"}`)}}, nil
+}
+func (f *fakeClient) PlanTaskStep(_ context.Context, plan, task string) (workflows.TaskStep, error) {
+	f.calls = append(f.calls, "step "+plan+" "+task)
+	return workflows.TaskStep{Plan: plan, Task: task, Step: "green", Iteration: 1, Limit: 3}, nil
 }
 func (f *fakeClient) Interrupt(_ context.Context, ex client.Execution, _ string) error {
 	f.calls = append(f.calls, "interrupt "+ex.ExecutionID)
@@ -332,5 +337,28 @@ func TestSessionsPickerAndHistory(t *testing.T) {
 	m, _ = step(t, m, tuitest.Key("esc"))
 	if m.view != sessionView {
 		t.Error("esc did not leave the history")
+	}
+}
+
+// The footer names the running plan, its wave and its running task's step,
+// asked of the task's worker once per plans refresh.
+func TestFooterPlanTaskStep(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Model: "m"})
+	rec := plans.Record{ID: "p-1a2b3c", Status: plans.Running, Waves: 3, Tasks: []plans.Task{
+		{ID: "lexer", Wave: 1, Status: plans.TaskDone}, {ID: "parser", Wave: 2, Status: plans.TaskRunning}}}
+	m, cmd := step(t, m, planpanel.RecordsMsg{Records: []plans.Record{rec}})
+	if footer := m.footer.View(); !strings.Contains(footer, "plan p-1a2b3c · wave 2/3 · parser running") {
+		t.Fatalf("footer %q", footer)
+	}
+	// The ask comes first in the batch; the panel's timed refresh after
+	// it would sleep its 3 s.
+	ts, _ := cmd().(tea.BatchMsg)[0]().(workflows.TaskStep)
+	if ts.Task != "parser" || f.calls[len(f.calls)-1] != "step p-1a2b3c parser" {
+		t.Fatalf("no step asked: calls %q", f.calls)
+	}
+	m, _ = step(t, m, ts)
+	if footer := m.footer.View(); !strings.Contains(footer, "plan p-1a2b3c · wave 2/3 · parser green 1/3") {
+		t.Fatalf("footer %q", footer)
 	}
 }

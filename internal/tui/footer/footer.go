@@ -6,6 +6,7 @@
 package footer
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -22,9 +23,11 @@ type State struct {
 	// Step, StepAttempt and StepLimit are the ceremony step that runs.
 	Step                   string
 	StepAttempt, StepLimit int
-	// Job is the job this console follows, Plan the plan that runs.
+	// Job is the job this console follows, Plan the plan that runs, and
+	// TaskStep the step its running task works ("green 2/3"), when known.
 	Job          *jobs.Record
 	Plan         *plans.Record
+	TaskStep     string
 	Reconnecting bool
 	// Keys are the shortcuts the next key takes, when it is one.
 	Keys string
@@ -36,6 +39,19 @@ func ActiveJob(recs []jobs.Record) *jobs.Record {
 	for i := range recs {
 		if recs[i].Status.Active() {
 			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// RunningTask is the plan's first running task, or nil.
+func RunningTask(p *plans.Record) *plans.Task {
+	if p == nil {
+		return nil
+	}
+	for i, t := range p.Tasks {
+		if t.Status == plans.TaskRunning {
+			return &p.Tasks[i]
 		}
 	}
 	return nil
@@ -80,7 +96,7 @@ func (s State) Parts() []string {
 		parts = append(parts, fmt.Sprintf("%s %s · %s", j.Kind, j.ID, j.Status))
 	}
 	if p := s.Plan; p != nil {
-		parts = append(parts, planPart(*p))
+		parts = append(parts, planPart(*p, s.TaskStep))
 	}
 	if s.Keys != "" {
 		parts = append(parts, s.Keys)
@@ -91,27 +107,25 @@ func (s State) Parts() []string {
 	return parts
 }
 
-// planPart is plan <id> · wave w/n · <task> <status>: the wave is the
-// highest one with a task started, the task the first running one.
-func planPart(p plans.Record) string {
+// planPart is plan <id> · wave w/n · <task> <step>: the wave is the
+// highest one with a task started, the task the first running one, with
+// the step it works (its status when that is not known).
+func planPart(p plans.Record, step string) string {
 	part := "plan " + p.ID
 	wave := 0
-	var task *plans.Task
-	for i, t := range p.Tasks {
+	for _, t := range p.Tasks {
 		if t.Status != plans.TaskPending {
 			wave = max(wave, t.Wave)
 		}
-		if task == nil && t.Status == plans.TaskRunning {
-			task = &p.Tasks[i]
-		}
 	}
+	task := RunningTask(&p)
 	if wave > 0 {
 		part += fmt.Sprintf(" · wave %d/%d", wave, p.Waves)
 	} else {
 		part += " · " + string(p.Status)
 	}
 	if task != nil {
-		part += " · " + task.ID + " " + string(task.Status)
+		part += " · " + task.ID + " " + cmp.Or(step, string(task.Status))
 	}
 	return part
 }

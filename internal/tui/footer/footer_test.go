@@ -27,6 +27,7 @@ func TestFooterParts(t *testing.T) {
 		{"step without limit", State{Step: "triage"}, "step triage"},
 		{"job", State{Job: &jobs.Record{ID: "grep-tool-slow", Kind: jobs.Repair, Status: jobs.Running}}, "repair grep-tool-slow · running"},
 		{"plan", State{Plan: plan}, "plan p-1a2b3c · wave 2/3 · parser running"},
+		{"plan with its task's step", State{Plan: plan, TaskStep: "green 2/3"}, "plan p-1a2b3c · wave 2/3 · parser green 2/3"},
 		{"plan not started", State{Plan: &plans.Record{ID: "p-2", Status: plans.AwaitingApproval, Waves: 2}}, "plan p-2 · awaiting_approval"},
 		{"reconnecting", State{Model: "glm-5", Reconnecting: true}, "glm-5 · reconnecting"},
 		{"keys", State{Model: "glm-5", Keys: "J jobs", Reconnecting: true}, "glm-5 · J jobs · reconnecting"},
