@@ -21,6 +21,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -111,6 +112,9 @@ type Client struct {
 	poll, idle, retry, workerWait time.Duration
 	// answer bounds a query or a list: queryTimeout.
 	answer time.Duration
+	// closedPlans are the records of closed plan runs, by run id: Plans
+	// reads each once.
+	closedPlans sync.Map
 }
 
 // Dial reads the settings file, names this host and connects to axlrd,

@@ -73,9 +73,13 @@ func (c *Client) Plan(ctx context.Context, id string) (plans.Record, error) {
 	return rec, nil
 }
 
-// Plans lists every plan, newest first, whatever its status.
+// Plans lists every plan, newest first, whatever its status. Only the
+// latest run of each plan's workflow is read (a recovered plan has
+// several), and a run that has closed is read once per Client: its record
+// no longer changes, and a query of a closed workflow replays its history.
 func (c *Client) Plans(ctx context.Context) ([]plans.Record, error) {
 	out := []plans.Record{}
+	seen := map[string]bool{}
 	var token []byte
 	for {
 		resp, err := c.list(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -85,18 +89,28 @@ func (c *Client) Plans(ctx context.Context) ([]plans.Record, error) {
 			return nil, fmt.Errorf("list plans: %w", c.reached(err))
 		}
 		for _, ex := range resp.GetExecutions() {
-			v, err := c.query(ctx, ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId(), workflows.QueryPlan)
+			wid, run := ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId()
+			if seen[wid] {
+				continue
+			}
+			seen[wid] = true
+			closed := ex.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+			if rec, ok := c.closedPlans.Load(run); ok && closed {
+				out = append(out, rec.(plans.Record))
+				continue
+			}
+			v, err := c.query(ctx, wid, run, workflows.QueryPlan)
 			if err != nil {
-				return nil, fmt.Errorf("read plan %s: %w", ex.GetExecution().GetWorkflowId(), c.reached(err))
+				return nil, fmt.Errorf("read plan %s: %w", wid, c.reached(err))
 			}
 			var rec plans.Record
 			if err := v.Get(&rec); err != nil {
-				return nil, fmt.Errorf("decode plan %s: %w", ex.GetExecution().GetWorkflowId(), err)
+				return nil, fmt.Errorf("decode plan %s: %w", wid, err)
 			}
-			// A recovered plan has several runs: the latest is the plan.
-			if !slices.ContainsFunc(out, func(r plans.Record) bool { return r.ID == rec.ID }) {
-				out = append(out, rec)
+			if closed {
+				c.closedPlans.Store(run, rec)
 			}
+			out = append(out, rec)
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			break
