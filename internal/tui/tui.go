@@ -133,9 +133,9 @@ func (m Model) body() common.Common {
 	return b
 }
 
-// Init starts the jobs panel's refreshes, which also feed the footer's
-// reconnecting.
-func (m Model) Init() tea.Cmd { return m.jobs.Init() }
+// Init starts the jobs and plans panels' refreshes, which also feed the
+// footer: its job, its plan, reconnecting.
+func (m Model) Init() tea.Cmd { return tea.Batch(m.jobs.Init(), m.plans.Init()) }
 
 type eventMsg struct{ msg tea.Msg }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,10 @@ type fakeClient struct {
 	calls []string
 }
 
-func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) { return nil, nil }
+func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) {
+	f.calls = append(f.calls, "jobs")
+	return nil, nil
+}
 func (f *fakeClient) DecideJob(_ context.Context, dec workflows.JobDecision) (jobrec.Record, error) {
 	f.calls = append(f.calls, fmt.Sprintf("decide job %s %s approve=%v at %s", dec.Job, dec.Kind, dec.Approve, dec.HeadSHA))
 	return jobrec.Record{}, nil
@@ -360,5 +364,21 @@ func TestFooterPlanTaskStep(t *testing.T) {
 	m, _ = step(t, m, ts)
 	if footer := m.footer.View(); !strings.Contains(footer, "plan p-1a2b3c · wave 2/3 · parser green 1/3") {
 		t.Fatalf("footer %q", footer)
+	}
+}
+
+// At start the TUI reads the jobs and the plans, for the footer, without
+// a panel open.
+func TestInitReadsJobsAndPlans(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true})
+	for _, cmd := range m.Init()().(tea.BatchMsg) {
+		m, _ = step(t, m, cmd())
+	}
+	if !slices.Contains(f.calls, "jobs") || !slices.Contains(f.calls, "plans") {
+		t.Fatalf("calls %q", f.calls)
+	}
+	if footer := m.footer.View(); !strings.Contains(footer, "plan add-a-retry-6a7b8c · awaiting_approval") {
+		t.Errorf("footer %q", footer)
 	}
 }
