@@ -2,6 +2,7 @@ package embedtemporal
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -65,8 +66,18 @@ func (z zlog) Warn(msg string, tags ...tag.Tag) {
 	if z.quiet.Load() {
 		return
 	}
+	if slices.ContainsFunc(byDesign, func(p string) bool { return strings.HasPrefix(msg, p) }) {
+		z.emit(z.l.Debug(), msg, tags)
+		return
+	}
 	z.emit(z.l.Warn(), msg, tags)
 }
+
+// byDesign are the server's warnings about what axlrd leaves out on
+// purpose (the HTTP API, so Nexus's HTTP endpoints): debug lines, not a
+// warning at every start.
+var byDesign = []string{"HTTP API port has not been set"}
+
 func (z zlog) Error(msg string, tags ...tag.Tag) { z.emit(z.l.Error(), msg, tags) }
 func (z zlog) DPanic(msg string, tags ...tag.Tag) {
 	z.emit(z.l.Error(), msg, tags)

@@ -36,6 +36,20 @@ func TestFatalPanicsWithTheMessage(t *testing.T) {
 	t.Fatal("Fatal returned")
 }
 
+// A warning about what axlrd leaves out on purpose is a debug line.
+func TestWarningByDesignIsDebug(t *testing.T) {
+	var logs strings.Builder
+	l := newTemporalLogger(zerolog.New(&logs).Level(zerolog.InfoLevel), &atomic.Bool{})
+	l.Warn("HTTP API port has not been set. Nexus HTTP endpoints will not be available.")
+	if logs.Len() != 0 {
+		t.Errorf("logged at info: %s", logs.String())
+	}
+	l.Warn("something else")
+	if !strings.Contains(logs.String(), `"level":"warn"`) {
+		t.Errorf("another warning was not logged: %q", logs.String())
+	}
+}
+
 func TestFatalWhileStoppingOnlyLogs(t *testing.T) {
 	var logs strings.Builder
 	quiet := &atomic.Bool{}
