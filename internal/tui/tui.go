@@ -119,11 +119,23 @@ func New(ctx context.Context, c Client, opts Options) Model {
 	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com), offered: map[string]bool{}}
 	m.footer.State.Model, m.footer.State.Mode = opts.Model, opts.Mode
 	m.session = session.New(m.body())
+	m.session, _ = m.session.Update(session.NoteMsg{Text: welcome(opts.Root)})
 	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
 	m.plans = plans.New(ctx, c, m.body(), plans.Options{Root: opts.Root, Model: opts.Model})
 	m.sessions = sessions.New(ctx, c, m.body())
 	m.history = history.New(ctx, c, m.body())
 	return m
+}
+
+// welcome is the transcript's first line: where prompts run and the keys
+// a person needs first.
+func welcome(root string) string {
+	where := ""
+	if root != "" {
+		where = " in " + root
+	}
+	return "prompts run" + where + ". Enter sends, Shift+Enter a new line, /… a command (/jobs, /plans, /sessions, /history, /repair, /plan…); " +
+		"Esc, then J jobs, P plans, S sessions, H history; Ctrl+C leaves."
 }
 
 // body is the size left above the footer.
@@ -531,6 +543,13 @@ func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
 	return m, func() tea.Msg { return resultMsg{res: res} }
 }
 
+// planParts say what each of a plan's definitions runs.
+var planParts = map[string]string{
+	ceremonies.PartPlan: "the planner",
+	ceremonies.PartTask: "each task's worker",
+	ceremonies.PartSync: "each wave's sync",
+}
+
 // ceremonyList is what /ceremony shows: the definitions axlrd publishes in
 // MADE and what starts each.
 func ceremonyList(args string) string {
@@ -547,7 +566,7 @@ func ceremonyList(args string) string {
 		from := "/" + d.Mode
 		switch {
 		case d.Plan:
-			from = "a plan's " + d.Mode + " (/plan)"
+			from = "/plan: " + planParts[d.Mode]
 		case d.Job:
 			from = "/" + d.Mode + " (a job)"
 		}

@@ -300,7 +300,7 @@ func TestCeremonyList(t *testing.T) {
 	m := New(context.Background(), &fakeClient{}, Options{NoColor: true})
 	m, _ = send(t, m, "/ceremony")
 	view := m.View().Content
-	for _, want := range []string{"axlr_debug 2.1 · /debug", "axlr_repair 1.0 · /repair (a job)", "axlr_task 1.0 · a plan's task (/plan)"} {
+	for _, want := range []string{"axlr_debug 2.1 · /debug", "axlr_repair 1.0 · /repair (a job)", "axlr_task 1.0 · /plan: each task's worker"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("/ceremony does not list %q:\n%s", want, view)
 		}
@@ -380,5 +380,15 @@ func TestInitReadsJobsAndPlans(t *testing.T) {
 	}
 	if footer := m.footer.View(); !strings.Contains(footer, "plan add-a-retry-6a7b8c · awaiting_approval") {
 		t.Errorf("footer %q", footer)
+	}
+}
+
+// The first line says where prompts run and the first keys to know.
+func TestWelcome(t *testing.T) {
+	view := New(context.Background(), &fakeClient{}, Options{NoColor: true, Root: "/w"}).View().Content
+	for _, want := range []string{"prompts run in /w.", "Esc, then J jobs", "Ctrl+C leaves"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the first view lacks %q:\n%s", want, view)
+		}
 	}
 }
