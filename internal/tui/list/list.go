@@ -22,6 +22,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/underpass-ai/axlr/internal/tui/common"
 )
@@ -245,14 +246,23 @@ func (l *List[R]) scroll() {
 	l.top = max(0, min(l.top, len(l.rows)-page))
 }
 
-// details are the selected row's lines while open, cut to leave at least
-// one row above them.
+// details are the selected row's lines while open, wrapped to the width
+// (a reason or a brief is read whole, not cut at the edge) and cut to
+// leave at least one row above them.
 func (l List[R]) details() []string {
 	r, ok := l.Selected()
 	if !l.open || !ok || l.opts.Details == nil {
 		return nil
 	}
-	lines := l.opts.Details(r)
+	var lines []string
+	for _, d := range l.opts.Details(r) {
+		// Drawn after 4 spaces; a continuation after 6.
+		wrapped := strings.Split(ansi.Wrap(d, max(l.Width-6, 8), ""), "\n")
+		lines = append(lines, wrapped[0])
+		for _, w := range wrapped[1:] {
+			lines = append(lines, "  "+w)
+		}
+	}
 	if room := max(l.Height-frameLines-1, 1); len(lines) > room {
 		lines = append(lines[:room-1:room-1], fmt.Sprintf("… %d more", len(lines)-room+1))
 	}

@@ -389,3 +389,26 @@ func TestFrameUnreadAndHint(t *testing.T) {
 		t.Errorf("with a status %q", got)
 	}
 }
+
+// A detail line longer than the width wraps under itself instead of being
+// cut at the edge: a reason is read whole.
+func TestDetailsWrap(t *testing.T) {
+	reason := "reason: clone underpass-ai/axlr: dial tcp: lookup github.com: no such host"
+	l := New(common.New(40, 12, false), Options[row]{
+		Name: "rows", Read: (&reader{rows: rows(1)}).read,
+		ID:      func(r row) string { return r.id },
+		Details: func(row) []string { return []string{reason} },
+	})
+	l, _ = l.Update(l.Init()())
+	l, _ = l.Key(tuitest.Key("enter"))
+	view := l.View(frame)
+	var got []string
+	for _, line := range strings.Split(view, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(line, "    ") && t != "" {
+			got = append(got, t)
+		}
+	}
+	if strings.Join(got, " ") != reason || len(got) < 2 || strings.Contains(view, "…") {
+		t.Errorf("details %q, want %q wrapped:\n%s", got, reason, view)
+	}
+}
