@@ -466,7 +466,7 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 			if err != nil {
 				return jobs.ActedMsg{Err: err}
 			}
-			return jobs.ActedMsg{Done: fmt.Sprintf("%s %s admitted: it runs in axlrd, this panel follows it", kind, rec.ID)}
+			return jobs.ActedMsg{Done: fmt.Sprintf("%s %s admitted; it runs in axlrd", kind, rec.ID)}
 		}
 	case "/plan":
 		m.view = plansView
