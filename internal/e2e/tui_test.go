@@ -158,7 +158,7 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("Escape")
 	m.waitFor(ctx, "the session view", "a prompt, or a /command")
 	m.keys("Escape")
-	m.waitFor(ctx, "the shortcuts in the footer", "P plans")
+	m.waitFor(ctx, "the shortcuts in the footer", "P plans · S sessions")
 	m.keys("P")
 	m.waitFor(ctx, "the plans panel", "Plans")
 	m.keys("Escape")
