@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 
 	"github.com/underpass-ai/axlr/contract"
 )
@@ -141,4 +142,24 @@ func OnInterrupt(ctx context.Context, interrupts <-chan os.Signal, stderr io.Wri
 		wg.Wait()
 		return left.Load()
 	}
+}
+
+// PrintList prints what a list command lists: with asJSON one line of
+// rows; with no rows the note empty on errOut; else a table of header and
+// each row's tab-separated cells.
+func PrintList[T any](out, errOut io.Writer, asJSON bool, rows []T, empty, header string, row func(T) string) error {
+	if asJSON {
+		WriteJSONLine(out, rows)
+		return nil
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(errOut, empty)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, row(r))
+	}
+	return tw.Flush()
 }

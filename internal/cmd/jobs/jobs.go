@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -188,20 +187,11 @@ func jobsRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		cmdutil.WriteJSONLine(opts.IO.Out, all)
-		return nil
-	}
-	if len(all) == 0 {
-		fmt.Fprintln(opts.IO.ErrOut, "axlr-tui: no jobs yet; start one with --repair \"<failure brief>\" or --improve \"<improvement brief>\"")
-		return nil
-	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEP\tPULL REQUEST\tQUEUE\tUPDATED")
-	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, r.StepText(), pull(r), queued(r), r.Updated.UTC().Format(time.RFC3339))
-	}
-	return tw.Flush()
+	return cmdutil.PrintList(opts.IO.Out, opts.IO.ErrOut, opts.JSON, all,
+		"axlr-tui: no jobs yet; start one with --repair \"<failure brief>\" or --improve \"<improvement brief>\"",
+		"ID\tKIND\tSTATUS\tSTEP\tPULL REQUEST\tQUEUE\tUPDATED", func(r domain.Record) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, r.Status, r.StepText(), pull(r), queued(r), r.Updated.UTC().Format(time.RFC3339))
+		})
 }
 
 // queueRun queues the job's merge, or takes it back, and prints the queue.

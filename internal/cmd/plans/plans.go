@@ -156,20 +156,10 @@ func plansRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		cmdutil.WriteJSONLine(opts.IO.Out, all)
-		return nil
-	}
-	if len(all) == 0 {
-		fmt.Fprintln(opts.IO.ErrOut, "axlr-tui: no plans yet; start one with --plan \"<brief>\"")
-		return nil
-	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tTASKS\tWAVES\tUPDATED")
-	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Status, taskCount(r), r.Waves, r.Updated.UTC().Format(time.RFC3339))
-	}
-	return tw.Flush()
+	return cmdutil.PrintList(opts.IO.Out, opts.IO.ErrOut, opts.JSON, all, "axlr-tui: no plans yet; start one with --plan \"<brief>\"",
+		"ID\tSTATUS\tTASKS\tWAVES\tUPDATED", func(r domain.Record) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%d\t%s", r.ID, r.Status, taskCount(r), r.Waves, r.Updated.UTC().Format(time.RFC3339))
+		})
 }
 
 // taskCount is "done/all" of a plan's tasks.
