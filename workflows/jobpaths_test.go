@@ -136,14 +136,12 @@ func (f *pinnedMADE) enter(state string) {
 	f.state = state
 }
 
-func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !in.Job || in.Mode != f.def.Name[len("axlr_"):] {
-		return CeremonyStartResult{}, madeRefused("start %s (job %v) on %s", in.Mode, in.Job, f.def.Name)
-	}
-	res := CeremonyStartResult{Definition: f.def.Name, Version: f.def.Version, StepTimeout: f.def.StepTimeout, Instructions: map[string]string{}, Limits: map[string]int{}}
-	for _, s := range f.def.Steps {
+// startResult is what the ceremony activities' Start answers for a
+// definition: its step prompts, each step's iterations at most (its
+// repeat's, else 1) and its step timeout. The instance is the caller's.
+func startResult(d *made.Definition) CeremonyStartResult {
+	res := CeremonyStartResult{Definition: d.Name, Version: d.Version, StepTimeout: d.StepTimeout, Instructions: map[string]string{}, Limits: map[string]int{}}
+	for _, s := range d.Steps {
 		if p, ok := s.Config["prompt"].(string); ok {
 			res.Instructions[s.ID] = p
 		}
@@ -152,6 +150,16 @@ func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonySt
 			res.Limits[s.ID] = s.Repeat.MaxIterations
 		}
 	}
+	return res
+}
+
+func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !in.Job || in.Mode != f.def.Name[len("axlr_"):] {
+		return CeremonyStartResult{}, madeRefused("start %s (job %v) on %s", in.Mode, in.Job, f.def.Name)
+	}
+	res := startResult(f.def)
 	for _, s := range f.def.States {
 		if s.Kind == made.StateInitial {
 			f.enter(s.ID)

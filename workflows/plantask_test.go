@@ -193,17 +193,7 @@ func (f *taskMADE) Start(ctx context.Context, in CeremonyStartInput) (CeremonySt
 	if err != nil {
 		return CeremonyStartResult{}, madeRefused("start %s: %v", in.InstanceID, err)
 	}
-	res := CeremonyStartResult{Definition: def.Name, Version: def.Version, StepTimeout: parsed.StepTimeout,
-		Instructions: map[string]string{}, Limits: map[string]int{}}
-	for _, s := range parsed.Steps {
-		if p, ok := s.Config["prompt"].(string); ok {
-			res.Instructions[s.ID] = p
-		}
-		res.Limits[s.ID] = 1
-		if s.Repeat != nil {
-			res.Limits[s.ID] = s.Repeat.MaxIterations
-		}
-	}
+	res := startResult(parsed)
 	res.Instance, err = f.Claim(ctx, ClaimInput{InstanceID: inst.CeremonyID, Step: *inst.NextStepID, Iteration: 1, LeaseTTL: res.StepTimeout})
 	return res, err
 }
