@@ -224,6 +224,12 @@ func refuse(op string, err error) *GitHubError {
 	return &GitHubError{Op: op, Kind: ErrRejected, Err: err, detail: err.Error()}
 }
 
+// unusable is a GitHubError for an answer that parsed but is not what was
+// asked for: a forge that answers so cannot be read.
+func unusable(op, detail string) *GitHubError {
+	return &GitHubError{Op: op, Kind: ErrUnreadable, Err: errors.New(detail), detail: detail}
+}
+
 // call sends one request to base+path and decodes a JSON answer into out
 // (nil: the body is dropped).
 func (g *GitHub) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
@@ -327,6 +333,9 @@ func (g *GitHub) Issue(ctx context.Context, repo string, n int) (Issue, error) {
 	if err := g.call(ctx, http.MethodGet, rp+"/issues/"+strconv.Itoa(n), nil, nil, &w); err != nil {
 		return Issue{}, g.fail(op, err)
 	}
+	if w.Number != n {
+		return Issue{}, unusable(op, fmt.Sprintf("the answer is not issue %d (number %d)", n, w.Number))
+	}
 	return Issue{Number: w.Number, Title: w.Title, Body: w.Body, URL: w.HTMLURL}, nil
 }
 
@@ -368,6 +377,24 @@ type pullWire struct {
 	} `json:"base"`
 }
 
+// check refuses an answer that is not a pull request a watch can read:
+// want is the number asked for (0: any).
+func (w pullWire) check(op string, want int) error {
+	switch {
+	case want > 0 && w.Number != want:
+		return unusable(op, fmt.Sprintf("the answer is not pull request %d (number %d)", want, w.Number))
+	case w.Number <= 0:
+		return unusable(op, "the answer has no pull request number")
+	case w.State != "open" && w.State != "closed":
+		return unusable(op, fmt.Sprintf("pull request %d has state %q (open or closed)", w.Number, w.State))
+	case !shaPattern.MatchString(w.Head.SHA):
+		return unusable(op, fmt.Sprintf("pull request %d has no head SHA (%q)", w.Number, w.Head.SHA))
+	case w.Head.Ref == "" || w.Base.Ref == "":
+		return unusable(op, fmt.Sprintf("pull request %d names no head or base branch", w.Number))
+	}
+	return nil
+}
+
 func (w pullWire) pullRequest() PullRequest {
 	p := PullRequest{
 		Number:         w.Number,
@@ -406,6 +433,9 @@ func (g *GitHub) PullRequest(ctx context.Context, repo string, n int) (PullReque
 	if err := g.call(ctx, http.MethodGet, rp+"/pulls/"+strconv.Itoa(n), nil, nil, &w); err != nil {
 		return PullRequest{}, g.fail(op, err)
 	}
+	if err := w.check(op, n); err != nil {
+		return PullRequest{}, err
+	}
 	return w.pullRequest(), nil
 }
 
@@ -438,6 +468,9 @@ func (g *GitHub) FindPullRequest(ctx context.Context, repo, headBranch, base str
 		// The filter is GitHub's; check it, as a forge that ignores a
 		// filter would hand back someone else's pull request.
 		if w.State == "open" && w.Head.Ref == branch && w.Base.Ref == base {
+			if err := w.check(op, 0); err != nil {
+				return nil, err
+			}
 			p := w.pullRequest()
 			return &p, nil
 		}
@@ -484,6 +517,9 @@ func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequ
 	var w pullWire
 	err = g.call(ctx, http.MethodPost, rp+"/pulls", nil, in, &w)
 	if err == nil {
+		if err := w.check(op, 0); err != nil {
+			return PullRequest{}, err
+		}
 		return w.pullRequest(), nil
 	}
 	e := g.fail(op, err)

@@ -616,3 +616,66 @@ func TestCompatibleForge(t *testing.T) {
 		t.Fatalf("an unmergeable pull request %+v, %v", pr, err)
 	}
 }
+
+// TestAnswersThatAreNotWhatWasAsked: a forge whose answer parses but is not
+// the issue or the pull request asked for (an envelope around it, another
+// number, no head SHA) is unreadable, with what was wrong, and never read as
+// an issue or a pull request of zero values.
+func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
+	head := strings.Repeat("d", 40)
+	pull := func(number int, state, sha string) string {
+		return fmt.Sprintf(`{"number":%d,"state":%q,"head":{"ref":"repair/x","sha":%q},"base":{"ref":"main"}}`, number, state, sha)
+	}
+	tests := []struct {
+		name string
+		body string
+		read func(*forge.GitHub) error
+		want string
+	}{
+		{"issue in an envelope", `{"value":{"number":7,"title":"t"}}`, func(gh *forge.GitHub) error {
+			_, err := gh.Issue(context.Background(), ghRepo, 7)
+			return err
+		}, "the answer is not issue 7 (number 0)"},
+		{"another pull request", pull(8, "open", head), func(gh *forge.GitHub) error {
+			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
+			return err
+		}, "the answer is not pull request 7 (number 8)"},
+		{"no head SHA", pull(7, "open", ""), func(gh *forge.GitHub) error {
+			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
+			return err
+		}, `pull request 7 has no head SHA ("")`},
+		{"unknown state", pull(7, "merged", head), func(gh *forge.GitHub) error {
+			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
+			return err
+		}, `pull request 7 has state "merged" (open or closed)`},
+		{"opened without a number", `{"value":{}}`, func(gh *forge.GitHub) error {
+			_, err := gh.OpenPullRequest(context.Background(), ghRepo, forge.NewPullRequest{Title: "t", Head: "repair/x", Base: "main"})
+			return err
+		}, "the answer has no pull request number"},
+		{"found without a head SHA", "[" + pull(7, "open", "HEAD") + "]", func(gh *forge.GitHub) error {
+			_, err := gh.FindPullRequest(context.Background(), ghRepo, "repair/x", "main")
+			return err
+		}, `pull request 7 has no head SHA ("HEAD")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if req.Method == http.MethodPost {
+					w.WriteHeader(http.StatusCreated)
+				}
+				fmt.Fprint(w, tt.body)
+			}))
+			defer srv.Close()
+			gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tt.read(gh)
+			ghKind(t, err, forge.ErrUnreadable)
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
