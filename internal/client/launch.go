@@ -96,13 +96,14 @@ func (c *Client) jobInput(rec jobs.Record, model string, issue int) (workflows.J
 	}}, nil
 }
 
-// jobRemote is repair.remote, by default the repository's https address
-// on the forge's host.
+// jobRemote is repair.remote, by default the repository's address on the
+// forge's host: https, or plain http where forge.api_url is a plain http
+// server (which only a loopback one may be).
 func jobRemote(set *settings.Settings, repo string) (string, error) {
 	if set.Repair.Remote != "" {
 		return set.Repair.Remote, nil
 	}
-	host := "github.com"
+	scheme, host := "https", "github.com"
 	if set.Forge.APIURL != "" {
 		u, err := url.Parse(set.Forge.APIURL)
 		if err != nil {
@@ -111,8 +112,11 @@ func jobRemote(set *settings.Settings, repo string) (string, error) {
 		if u.Hostname() != "api.github.com" {
 			host = u.Host
 		}
+		if u.Scheme == "http" {
+			scheme = "http"
+		}
 	}
-	return "https://" + host + "/" + repo + ".git", nil
+	return scheme + "://" + host + "/" + repo + ".git", nil
 }
 
 // Settings are the settings the client was dialled with.
