@@ -55,7 +55,13 @@ func queueReply(req agenttest.Request) agenttest.Reply {
 // green.
 func queueEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Repository, *env) {
 	t.Helper()
-	gh, repo, e := repairEnvWith(t, afterReads, queueReply)
+	return queueEnvWith(t, afterReads, queueReply)
+}
+
+// queueEnvWith is queueEnv with the model's replies.
+func queueEnvWith(t *testing.T, afterReads int, reply func(agenttest.Request) agenttest.Reply) (*githubtest.Server, *githubtest.Repository, *env) {
+	t.Helper()
+	gh, repo, e := repairEnvWith(t, afterReads, reply)
 	repo.SetProtection("main", githubtest.Protection{Strict: true})
 	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "jobs": {"max_active": 3}, "repair": {"repository": "underpass-ai/calc", "remote": "` +
 		repo.Path() + `", "poll_seconds": 1, "watch_minutes": 2}}`)
