@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -88,28 +86,22 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 		HTMLURL    string `json:"html_url"`
 		DetailsURL string `json:"details_url"`
 	}
+	type runPage struct {
+		TotalCount int        `json:"total_count"`
+		CheckRuns  []checkRun `json:"check_runs"`
+	}
+	runPages, err := readPages(ctx, g, rp+"/commits/"+sha+"/check-runs", url.Values{"filter": {"latest"}}, "check runs",
+		func(p *runPage) (int, int) { return len(p.CheckRuns), p.TotalCount })
+	// A GitHub-compatible forge without the checks API (only commit
+	// statuses) answers 404: its statuses are the checks.
+	if err != nil {
+		if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || len(runPages) > 0 {
+			return Checks{}, e
+		}
+	}
 	var runs []checkRun
-	for page := 1; ; page++ {
-		if page > maxPages {
-			return Checks{}, g.fail(op, fmt.Errorf("more than %d check runs", maxPages*perPage))
-		}
-		var w struct {
-			TotalCount int        `json:"total_count"`
-			CheckRuns  []checkRun `json:"check_runs"`
-		}
-		q := url.Values{"filter": {"latest"}, "per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
-		if err := g.call(ctx, http.MethodGet, rp+"/commits/"+sha+"/check-runs", q, nil, &w); err != nil {
-			if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || page > 1 {
-				return Checks{}, e
-			}
-			// A GitHub-compatible forge without the checks API (only
-			// commit statuses): its statuses are the checks.
-			break
-		}
-		runs = append(runs, w.CheckRuns...)
-		if len(w.CheckRuns) < perPage || len(runs) >= w.TotalCount {
-			break
-		}
+	for _, p := range runPages {
+		runs = append(runs, p.CheckRuns...)
 	}
 	for _, r := range runs {
 		if !strings.EqualFold(r.HeadSHA, sha) {
@@ -128,32 +120,26 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 		Context   string `json:"context"`
 		TargetURL string `json:"target_url"`
 	}
+	type statusPage struct {
+		SHA        string   `json:"sha"`
+		TotalCount int      `json:"total_count"`
+		Statuses   []status `json:"statuses"`
+	}
+	statusPages, err := readPages(ctx, g, rp+"/commits/"+sha+"/status", nil, "commit statuses",
+		func(p *statusPage) (int, int) { return len(p.Statuses), p.TotalCount })
+	// A forge without combined statuses: the check runs are all.
+	if err != nil {
+		if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || len(statusPages) > 0 {
+			return Checks{}, e
+		}
+	}
 	var statuses []status
-	for page := 1; ; page++ {
-		if page > maxPages {
-			return Checks{}, g.fail(op, fmt.Errorf("more than %d commit statuses", maxPages*perPage))
+	for _, p := range statusPages {
+		if !strings.EqualFold(p.SHA, sha) {
+			c.Ignored += len(p.Statuses)
+			continue
 		}
-		var w struct {
-			SHA        string   `json:"sha"`
-			TotalCount int      `json:"total_count"`
-			Statuses   []status `json:"statuses"`
-		}
-		q := url.Values{"per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
-		if err := g.call(ctx, http.MethodGet, rp+"/commits/"+sha+"/status", q, nil, &w); err != nil {
-			if e := g.fail(op, err); !errors.Is(e, ErrNotFound) || page > 1 {
-				return Checks{}, e
-			}
-			// A forge without combined statuses: the check runs are all.
-			break
-		}
-		if !strings.EqualFold(w.SHA, sha) {
-			c.Ignored += len(w.Statuses)
-			break
-		}
-		statuses = append(statuses, w.Statuses...)
-		if len(w.Statuses) < perPage || len(statuses) >= w.TotalCount {
-			break
-		}
+		statuses = append(statuses, p.Statuses...)
 	}
 	for _, s := range statuses {
 		c.add(s.Context, "", s.State, s.TargetURL)

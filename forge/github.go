@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -224,6 +225,59 @@ func refuse(op string, err error) *GitHubError {
 	return &GitHubError{Op: op, Kind: ErrRejected, Err: err, detail: err.Error()}
 }
 
+// readPages reads the list at path page by page, perPage items a page, each
+// decoded into a new W, and returns them; count gives a page's items and
+// the total the forge reported. It reads on while the forge's Link header
+// names a next page; a forge that sends no Link header is read on while
+// its pages are full, or while the total it reported is not reached and
+// the last page was not empty, so that a forge that caps its page size
+// below perPage is read to the end as well. At most maxPages pages (what
+// names the items in the error past that). A page's error is returned
+// with the pages read before it.
+func readPages[W any](ctx context.Context, g *GitHub, path string, q url.Values, what string, count func(*W) (n, total int)) ([]*W, error) {
+	var out []*W
+	read := 0
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return out, fmt.Errorf("more than %d %s", maxPages*perPage, what)
+		}
+		pq := url.Values{"per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
+		for k, v := range q {
+			pq[k] = v
+		}
+		w := new(W)
+		h, err := g.do(ctx, http.MethodGet, path, pq, nil, w)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, w)
+		n, total := count(w)
+		read += n
+		if link := h.Get("Link"); link != "" {
+			if !nextLink(link) {
+				return out, nil
+			}
+			continue
+		}
+		if n == 0 || (n < perPage && read >= total) {
+			return out, nil
+		}
+	}
+}
+
+// nextLink tells whether a Link header (RFC 8288) names a rel="next".
+func nextLink(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		for _, param := range strings.Split(part, ";")[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(param), "=")
+			if strings.EqualFold(k, "rel") && slices.Contains(strings.Fields(strings.Trim(v, `"`)), "next") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // unusable is a GitHubError for an answer that parsed but is not what was
 // asked for: a forge that answers so cannot be read.
 func unusable(op, detail string) *GitHubError {
@@ -233,6 +287,12 @@ func unusable(op, detail string) *GitHubError {
 // call sends one request to base+path and decodes a JSON answer into out
 // (nil: the body is dropped).
 func (g *GitHub) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	_, err := g.do(ctx, method, path, query, in, out)
+	return err
+}
+
+// do is call, and answers the response's header.
+func (g *GitHub) do(ctx context.Context, method, path string, query url.Values, in, out any) (http.Header, error) {
 	u := g.base + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -241,29 +301,29 @@ func (g *GitHub) call(ctx context.Context, method, path string, query url.Values
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = bytes.NewReader(b)
 	}
 	resp, err := g.rest.RequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return fmt.Errorf("read the response of %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("read the response of %s %s: %w", method, u, err)
 	}
 	if len(b) > maxResponseBytes {
-		return fmt.Errorf("the response of %s %s exceeds %d bytes", method, u, maxResponseBytes)
+		return nil, fmt.Errorf("the response of %s %s exceeds %d bytes", method, u, maxResponseBytes)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
+		return resp.Header, nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("malformed response of %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("malformed response of %s %s: %w", method, u, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 var (
@@ -659,23 +719,18 @@ func (g *GitHub) RerunFailedJobs(ctx context.Context, repo, headSHA string) (int
 		Status     string `json:"status"`
 		Conclusion string `json:"conclusion"`
 	}
+	type page struct {
+		TotalCount   int   `json:"total_count"`
+		WorkflowRuns []run `json:"workflow_runs"`
+	}
+	pages, err := readPages(ctx, g, rp+"/actions/runs", url.Values{"head_sha": {headSHA}}, "workflow runs",
+		func(p *page) (int, int) { return len(p.WorkflowRuns), p.TotalCount })
+	if err != nil {
+		return 0, g.fail(op, err)
+	}
 	var runs []run
-	for page := 1; ; page++ {
-		if page > maxPages {
-			return 0, g.fail(op, fmt.Errorf("more than %d workflow runs", maxPages*perPage))
-		}
-		var w struct {
-			TotalCount   int   `json:"total_count"`
-			WorkflowRuns []run `json:"workflow_runs"`
-		}
-		q := url.Values{"head_sha": {headSHA}, "per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
-		if err := g.call(ctx, http.MethodGet, rp+"/actions/runs", q, nil, &w); err != nil {
-			return 0, g.fail(op, err)
-		}
-		runs = append(runs, w.WorkflowRuns...)
-		if len(w.WorkflowRuns) < perPage || len(runs) >= w.TotalCount {
-			break
-		}
+	for _, p := range pages {
+		runs = append(runs, p.WorkflowRuns...)
 	}
 	n := 0
 	for _, r := range runs {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -675,6 +676,56 @@ func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 			ghKind(t, err, forge.ErrUnreadable)
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestChecksOnAForgeThatCapsItsPages: a GitHub-compatible forge that gives
+// at most 50 items a page whatever per_page asks (as Gitea does) is read to
+// its last page, by its Link header or, without one, by the total it
+// reports; the one failed check on the last page is seen.
+func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
+	head := strings.Repeat("e", 40)
+	const runs, capped = 120, 50
+	for _, withLink := range []bool{true, false} {
+		t.Run(fmt.Sprintf("link=%v", withLink), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if strings.HasSuffix(req.URL.Path, "/status") {
+					fmt.Fprintf(w, `{"sha":%q,"total_count":0,"statuses":[]}`, head)
+					return
+				}
+				page, _ := strconv.Atoi(req.URL.Query().Get("page"))
+				lo, hi := min((page-1)*capped, runs), min(page*capped, runs)
+				var items []string
+				for i := lo; i < hi; i++ {
+					conclusion := "success"
+					if i == runs-3 {
+						conclusion = "failure"
+					}
+					items = append(items, fmt.Sprintf(`{"name":"c%03d","status":"completed","conclusion":%q,"head_sha":%q}`, i, conclusion, head))
+				}
+				total := runs
+				if withLink {
+					total = 0
+					if hi < runs {
+						w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?page=%d>; rel="next"`, req.Host, req.URL.Path, page+1))
+					}
+				}
+				fmt.Fprintf(w, `{"total_count":%d,"check_runs":[%s]}`, total, strings.Join(items, ","))
+			}))
+			defer srv.Close()
+			gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := gh.Checks(context.Background(), ghRepo, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Passed) != runs-1 || len(c.Failed) != 1 || !strings.HasPrefix(c.Failed[0], "c117: failure") {
+				t.Fatalf("read %d passed, failed %v", len(c.Passed), c.Failed)
 			}
 		})
 	}
