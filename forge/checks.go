@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,12 +80,16 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 	c := Checks{SHA: sha}
 
 	type checkRun struct {
+		ID         int64  `json:"id"`
 		Name       string `json:"name"`
 		Status     string `json:"status"`
 		Conclusion string `json:"conclusion"`
 		HeadSHA    string `json:"head_sha"`
 		HTMLURL    string `json:"html_url"`
 		DetailsURL string `json:"details_url"`
+		App        struct {
+			ID int64 `json:"id"`
+		} `json:"app"`
 	}
 	type runPage struct {
 		TotalCount int        `json:"total_count"`
@@ -103,6 +108,9 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 	for _, p := range runPages {
 		runs = append(runs, p.CheckRuns...)
 	}
+	// GitHub's filter=latest leaves one run of a name per app; a forge
+	// that ignores it lists a rerun beside the run it replaces.
+	runs = latest(runs, func(r checkRun) (string, int64) { return r.Name + "\x00" + strconv.FormatInt(r.App.ID, 10), r.ID })
 	for _, r := range runs {
 		if !strings.EqualFold(r.HeadSHA, sha) {
 			c.Ignored++
@@ -116,6 +124,7 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 	}
 
 	type status struct {
+		ID        int64  `json:"id"`
 		State     string `json:"state"`
 		Context   string `json:"context"`
 		TargetURL string `json:"target_url"`
@@ -141,10 +150,34 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 		}
 		statuses = append(statuses, p.Statuses...)
 	}
+	// The combined status holds the latest status of each context; a
+	// forge that lists every status it was sent holds older ones too.
+	statuses = latest(statuses, func(s status) (string, int64) { return s.Context, s.ID })
 	for _, s := range statuses {
 		c.add(s.Context, "", s.State, s.TargetURL)
 	}
 	return c, nil
+}
+
+// latest keeps one item of each key, the one of the greatest id (the first
+// listed of equal ids: lists come newest first), in the order the keys
+// first appear.
+func latest[T any](items []T, key func(T) (string, int64)) []T {
+	at := map[string]int{}
+	var out []T
+	var ids []int64
+	for _, it := range items {
+		k, id := key(it)
+		i, seen := at[k]
+		switch {
+		case !seen:
+			at[k] = len(out)
+			out, ids = append(out, it), append(ids, id)
+		case id > ids[i]:
+			out[i], ids[i] = it, id
+		}
+	}
+	return out
 }
 
 // VerdictKind is what a watch does next with a pull request.

@@ -730,3 +730,39 @@ func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksKeepTheLatestOfEach: a forge that ignores filter=latest lists a
+// rerun beside the failed run it replaces, and one that lists every status
+// it was sent holds a context's pending status beside its success; the
+// latest of each (the greatest id) is what counts, per app for check runs.
+func TestChecksKeepTheLatestOfEach(t *testing.T) {
+	head := strings.Repeat("f", 40)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(req.URL.Path, "/status") {
+			fmt.Fprintf(w, `{"sha":%q,"total_count":3,"statuses":[
+				{"id":12,"context":"ci/lint","state":"success"},
+				{"id":11,"context":"ci/lint","state":"pending"},
+				{"id":10,"context":"ci/docs","state":"failure"}]}`, head)
+			return
+		}
+		fmt.Fprintf(w, `{"total_count":4,"check_runs":[
+			{"id":1,"name":"test","status":"completed","conclusion":"failure","head_sha":%[1]q,"app":{"id":15368}},
+			{"id":7,"name":"test","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}},
+			{"id":3,"name":"test","status":"in_progress","conclusion":null,"head_sha":%[1]q,"app":{"id":99}},
+			{"id":2,"name":"build","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}}]}`, head)
+	}))
+	defer srv.Close()
+	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := gh.Checks(context.Background(), ghRepo, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := forge.Checks{SHA: head, Passed: []string{"test", "build", "ci/lint"}, Pending: []string{"test"}, Failed: []string{"ci/docs: failure"}}
+	if fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Fatalf("checks\n got %+v\nwant %+v", c, want)
+	}
+}
