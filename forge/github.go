@@ -519,10 +519,14 @@ func (g *GitHub) FindPullRequest(ctx context.Context, repo, headBranch, base str
 	if _, err := branchPath(base); err != nil {
 		return nil, refuse(op, err)
 	}
-	q := url.Values{"state": {"open"}, "head": {owner + ":" + branch}, "base": {base}, "per_page": {strconv.Itoa(perPage)}}
-	var list []pullWire
-	if err := g.call(ctx, http.MethodGet, rp+"/pulls", q, nil, &list); err != nil {
+	q := url.Values{"state": {"open"}, "head": {owner + ":" + branch}, "base": {base}}
+	pages, err := readPages(ctx, g, rp+"/pulls", q, "open pull requests", func(p *[]pullWire) (int, int) { return len(*p), 0 })
+	if err != nil {
 		return nil, g.fail(op, err)
+	}
+	var list []pullWire
+	for _, p := range pages {
+		list = append(list, *p...)
 	}
 	for _, w := range list {
 		// The filter is GitHub's; check it, as a forge that ignores a

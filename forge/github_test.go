@@ -766,3 +766,35 @@ func TestChecksKeepTheLatestOfEach(t *testing.T) {
 		t.Fatalf("checks\n got %+v\nwant %+v", c, want)
 	}
 }
+
+// TestFindPullRequestOnAForgeThatIgnoresTheFilter: a forge that ignores the
+// head filter lists every open pull request, page by page; the one of the
+// head branch is found on the second page, so no second one is opened.
+func TestFindPullRequestOnAForgeThatIgnoresTheFilter(t *testing.T) {
+	head := strings.Repeat("a", 40)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		page, _ := strconv.Atoi(req.URL.Query().Get("page"))
+		var items []string
+		for i := (page - 1) * 100; i < min(page*100, 130); i++ {
+			branch := fmt.Sprintf("feature-%d", i)
+			if i == 120 {
+				branch = "repair/x"
+			}
+			items = append(items, fmt.Sprintf(`{"number":%d,"state":"open","head":{"ref":%q,"sha":%q},"base":{"ref":"main"}}`, i+1, branch, head))
+		}
+		if page == 1 {
+			w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?page=2>; rel="next", <http://%[1]s%[2]s?page=2>; rel="last"`, req.Host, req.URL.Path))
+		}
+		fmt.Fprintf(w, "[%s]", strings.Join(items, ","))
+	}))
+	defer srv.Close()
+	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := gh.FindPullRequest(context.Background(), ghRepo, "repair/x", "main")
+	if err != nil || pr == nil || pr.Number != 121 {
+		t.Fatalf("found %+v, %v", pr, err)
+	}
+}
