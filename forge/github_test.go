@@ -61,6 +61,19 @@ func ghOpen(t *testing.T, gh *forge.GitHub, branch string) forge.PullRequest {
 	return pr
 }
 
+// ghServe starts a forge answering with h until the test ends, and a
+// client of it.
+func ghServe(t *testing.T, h http.HandlerFunc) *forge.GitHub {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gh
+}
+
 // ghKind fails the test unless err is a *forge.GitHubError of kind want.
 func ghKind(t *testing.T, err, want error) {
 	t.Helper()
@@ -332,7 +345,7 @@ func TestChecksReadEveryPage(t *testing.T) {
 // A forge that answers for another commit than the one asked about.
 func TestChecksIgnoreAnotherSHA(t *testing.T) {
 	asked, other := strings.Repeat("a", 40), strings.Repeat("b", 40)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasSuffix(req.URL.Path, "/check-runs"):
@@ -342,12 +355,7 @@ func TestChecksIgnoreAnotherSHA(t *testing.T) {
 		default:
 			http.NotFound(w, req)
 		}
-	}))
-	defer srv.Close()
-	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	c, err := gh.Checks(context.Background(), ghRepo, asked)
 	if err != nil {
 		t.Fatal(err)
@@ -557,16 +565,11 @@ func TestUnusableAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprint(w, tt.body)
-			}))
-			defer srv.Close()
-			gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = gh.Issue(context.Background(), ghRepo, 1)
+			})
+			_, err := gh.Issue(context.Background(), ghRepo, 1)
 			ghKind(t, err, forge.ErrUnreadable)
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
@@ -582,7 +585,7 @@ func TestUnusableAnswers(t *testing.T) {
 func TestCompatibleForge(t *testing.T) {
 	head := strings.Repeat("c", 40)
 	var conflicted atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasSuffix(req.URL.Path, "/check-runs"):
@@ -594,12 +597,7 @@ func TestCompatibleForge(t *testing.T) {
 		default:
 			http.NotFound(w, req)
 		}
-	}))
-	defer srv.Close()
-	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	ctx := context.Background()
 	c, err := gh.Checks(ctx, ghRepo, head)
 	if err != nil || len(c.Passed) != 1 || c.Total() != 1 {
@@ -660,19 +658,14 @@ func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				if req.Method == http.MethodPost {
 					w.WriteHeader(http.StatusCreated)
 				}
 				fmt.Fprint(w, tt.body)
-			}))
-			defer srv.Close()
-			gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tt.read(gh)
+			})
+			err := tt.read(gh)
 			ghKind(t, err, forge.ErrUnreadable)
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
@@ -690,7 +683,7 @@ func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
 	const runs, capped = 120, 50
 	for _, withLink := range []bool{true, false} {
 		t.Run(fmt.Sprintf("link=%v", withLink), func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				if strings.HasSuffix(req.URL.Path, "/status") {
 					fmt.Fprintf(w, `{"sha":%q,"total_count":0,"statuses":[]}`, head)
@@ -714,12 +707,7 @@ func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
 					}
 				}
 				fmt.Fprintf(w, `{"total_count":%d,"check_runs":[%s]}`, total, strings.Join(items, ","))
-			}))
-			defer srv.Close()
-			gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-			if err != nil {
-				t.Fatal(err)
-			}
+			})
 			c, err := gh.Checks(context.Background(), ghRepo, head)
 			if err != nil {
 				t.Fatal(err)
@@ -737,7 +725,7 @@ func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
 // latest of each (the greatest id) is what counts, per app for check runs.
 func TestChecksKeepTheLatestOfEach(t *testing.T) {
 	head := strings.Repeat("f", 40)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.HasSuffix(req.URL.Path, "/status") {
 			fmt.Fprintf(w, `{"sha":%q,"total_count":3,"statuses":[
@@ -751,12 +739,7 @@ func TestChecksKeepTheLatestOfEach(t *testing.T) {
 			{"id":7,"name":"test","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}},
 			{"id":3,"name":"test","status":"in_progress","conclusion":null,"head_sha":%[1]q,"app":{"id":99}},
 			{"id":2,"name":"build","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}}]}`, head)
-	}))
-	defer srv.Close()
-	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	c, err := gh.Checks(context.Background(), ghRepo, head)
 	if err != nil {
 		t.Fatal(err)
@@ -772,7 +755,7 @@ func TestChecksKeepTheLatestOfEach(t *testing.T) {
 // head branch is found on the second page, so no second one is opened.
 func TestFindPullRequestOnAForgeThatIgnoresTheFilter(t *testing.T) {
 	head := strings.Repeat("a", 40)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		page, _ := strconv.Atoi(req.URL.Query().Get("page"))
 		var items []string
@@ -787,12 +770,7 @@ func TestFindPullRequestOnAForgeThatIgnoresTheFilter(t *testing.T) {
 			w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?page=2>; rel="next", <http://%[1]s%[2]s?page=2>; rel="last"`, req.Host, req.URL.Path))
 		}
 		fmt.Fprintf(w, "[%s]", strings.Join(items, ","))
-	}))
-	defer srv.Close()
-	gh, err := forge.NewGitHub(forge.Options{APIURL: srv.URL, Token: ghToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	pr, err := gh.FindPullRequest(context.Background(), ghRepo, "repair/x", "main")
 	if err != nil || pr == nil || pr.Number != 121 {
 		t.Fatalf("found %+v, %v", pr, err)
