@@ -106,16 +106,18 @@ func (g *GitHub) Checks(ctx context.Context, repo, sha string) (Checks, error) {
 	}
 	var runs []checkRun
 	for _, p := range runPages {
-		runs = append(runs, p.CheckRuns...)
+		for _, r := range p.CheckRuns {
+			if !strings.EqualFold(r.HeadSHA, sha) {
+				c.Ignored++
+				continue
+			}
+			runs = append(runs, r)
+		}
 	}
 	// GitHub's filter=latest leaves one run of a name per app; a forge
 	// that ignores it lists a rerun beside the run it replaces.
 	runs = latest(runs, func(r checkRun) (string, int64) { return r.Name + "\x00" + strconv.FormatInt(r.App.ID, 10), r.ID })
 	for _, r := range runs {
-		if !strings.EqualFold(r.HeadSHA, sha) {
-			c.Ignored++
-			continue
-		}
 		link := r.HTMLURL
 		if link == "" {
 			link = r.DetailsURL

@@ -722,7 +722,8 @@ func TestChecksOnAForgeThatCapsItsPages(t *testing.T) {
 // TestChecksKeepTheLatestOfEach: a forge that ignores filter=latest lists a
 // rerun beside the failed run it replaces, and one that lists every status
 // it was sent holds a context's pending status beside its success; the
-// latest of each (the greatest id) is what counts, per app for check runs.
+// latest of each (the greatest id) is what counts, per app for check runs,
+// and a later run of another commit replaces none.
 func TestChecksKeepTheLatestOfEach(t *testing.T) {
 	head := strings.Repeat("f", 40)
 	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
@@ -738,13 +739,14 @@ func TestChecksKeepTheLatestOfEach(t *testing.T) {
 			{"id":1,"name":"test","status":"completed","conclusion":"failure","head_sha":%[1]q,"app":{"id":15368}},
 			{"id":7,"name":"test","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}},
 			{"id":3,"name":"test","status":"in_progress","conclusion":null,"head_sha":%[1]q,"app":{"id":99}},
-			{"id":2,"name":"build","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}}]}`, head)
+			{"id":2,"name":"build","status":"completed","conclusion":"success","head_sha":%[1]q,"app":{"id":15368}},
+			{"id":9,"name":"build","status":"completed","conclusion":"failure","head_sha":"%[2]s","app":{"id":15368}}]}`, head, strings.Repeat("0", 40))
 	})
 	c, err := gh.Checks(context.Background(), ghRepo, head)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forge.Checks{SHA: head, Passed: []string{"test", "build", "ci/lint"}, Pending: []string{"test"}, Failed: []string{"ci/docs: failure"}}
+	want := forge.Checks{SHA: head, Passed: []string{"test", "build", "ci/lint"}, Pending: []string{"test"}, Failed: []string{"ci/docs: failure"}, Ignored: 1}
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("checks\n got %+v\nwant %+v", c, want)
 	}
