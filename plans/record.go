@@ -99,6 +99,9 @@ type Task struct {
 	Changed []string `json:"changed"`
 	// Reason says why the task is blocked or skipped.
 	Reason string `json:"reason"`
+	// Questions are what the task's workers asked the person in their
+	// hand-backs (at most MaxQuestions each), absent when none did.
+	Questions []string `json:"questions,omitempty"`
 }
 
 // Sync is one run of the plan's end-to-end check after a wave: the wave,

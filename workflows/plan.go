@@ -586,6 +586,7 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	}
 	t.Session = cmp.Or(res.SessionID, t.Session)
 	t.Changed = slices.Clone(res.Changed)
+	t.Questions = slices.Clone(res.Questions)
 	p.st.Handbacks[id] = res
 	p.keepNotes(id, res.Notes)
 	if t.Status != plans.TaskDone {
@@ -780,6 +781,11 @@ func (p *planRun) reconcile(ctx workflow.Context, wave int) (map[string]any, err
 		for _, f := range res.Changed {
 			if !slices.Contains(t.Changed, f) {
 				t.Changed = append(t.Changed, f)
+			}
+		}
+		for _, q := range res.Questions {
+			if !slices.Contains(t.Questions, q) {
+				t.Questions = append(t.Questions, q)
 			}
 		}
 		p.st.Responses = append(p.st.Responses, response)

@@ -494,7 +494,8 @@ func TestPlanDone(t *testing.T) {
 		planHandBack()...), planHandBack()...)
 	h := newPlanHarness(t, model, overlapping(), threeTasks())
 	h.workers.results["add-max"] = PlanTaskResult{Status: plans.TaskDone, Changed: []string{"calc/max.go", "calc/max_test.go"}, Summary: "Max added",
-		Notes: []plans.Note{{To: "use-max", Text: "calc.Max(a, b int) int exists"}, {To: "all", Text: "go test ./calc passes"}}}
+		Notes:     []plans.Note{{To: "use-max", Text: "calc.Max(a, b int) int exists"}, {To: "all", Text: "go test ./calc passes"}},
+		Questions: []string{"Should Max take floats too?"}}
 	early := h.recordAt(30 * time.Second)
 	wrongKind := h.decideAt(50*time.Second, h.decision("d-0", PlanDecidePlan, PlanApprove, ""))
 	commands := h.decideAt(time.Minute, h.decision("d-1", PlanDecideCommands, PlanApprove, ""))
@@ -516,6 +517,9 @@ func TestPlanDone(t *testing.T) {
 	if rec.Status != plans.Done || rec.Reason != "" || rec.Pending != nil || rec.PlannerModel != "planner-model" ||
 		taskStatuses(rec) != "add-max=done docs=done use-max=done" {
 		t.Fatalf("record %+v", rec)
+	}
+	if !slices.Equal(rec.Tasks[0].Questions, []string{"Should Max take floats too?"}) || rec.Tasks[1].Questions != nil {
+		t.Fatalf("the workers' questions in the record: %q, %q", rec.Tasks[0].Questions, rec.Tasks[1].Questions)
 	}
 	if len(rec.Syncs) != 2 || rec.Syncs[0].Wave != 1 || !rec.Syncs[0].Green() || rec.Syncs[1].Wave != 2 || !rec.Syncs[1].Green() || rec.Syncs[1].Check.String() != "go test ./..." {
 		t.Fatalf("syncs %+v", rec.Syncs)

@@ -173,7 +173,8 @@ func taskCount(r domain.Record) string {
 	return fmt.Sprintf("%d/%d", done, len(r.Tasks))
 }
 
-// printRecord prints a plan: its fields, then each task, then each sync.
+// printRecord prints a plan: its fields, then each task, the questions its
+// task workers asked, then each sync.
 func printRecord(out io.Writer, r domain.Record) {
 	line := func(k, v string) {
 		if strings.TrimSpace(v) != "" {
@@ -197,6 +198,11 @@ func printRecord(out io.Writer, r domain.Record) {
 			fmt.Fprintf(tw, "  wave %d\t%s\t%s\t%s\t%s\n", t.Wave, t.ID, t.Status, cmp.Or(t.Session, "-"), cmdutil.OneLine(detail))
 		}
 		tw.Flush()
+	}
+	for _, t := range r.Tasks {
+		for _, q := range t.Questions {
+			fmt.Fprintf(out, "question from %s: %s\n", t.ID, cmdutil.OneLine(q))
+		}
 	}
 	for _, s := range r.Syncs {
 		exit := "did not run"

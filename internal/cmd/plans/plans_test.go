@@ -65,7 +65,8 @@ var (
 			Tasks: []domain.Task{{ID: "add-flag", Wave: 1, Status: domain.TaskPending}, {ID: "doc-flag", Wave: 2, Status: domain.TaskPending}}},
 		{ID: "cmds", Status: domain.AwaitingApproval, Pending: &domain.Pending{Kind: domain.PendingCommand, Commands: []string{"go test ./..."}}, Created: at.Add(-time.Hour), Updated: at},
 		{ID: "done", Status: domain.Done, Waves: 1, Root: "/w", Created: at.Add(-2 * time.Hour), Updated: at,
-			Tasks: []domain.Task{{ID: "add-flag", Wave: 1, Status: domain.TaskDone, Session: "s-1", Changed: []string{"main.go", "main_test.go"}}},
+			Tasks: []domain.Task{{ID: "add-flag", Wave: 1, Status: domain.TaskDone, Session: "s-1", Changed: []string{"main.go", "main_test.go"},
+				Questions: []string{"Should --flag be documented in the man page too?"}}},
 			Syncs: []domain.Sync{{Wave: 1, Check: domain.Command{Program: "go", Args: []string{"test", "./..."}}, Exit: &exit0, Round: 1}}},
 	}
 )
@@ -106,6 +107,7 @@ func TestPlans(t *testing.T) {
 		{name: "show", args: []string{"show", "done"}, stdout: "" +
 			"id:       done\nstatus:   done\nroot:     /w\ntasks:\n" +
 			"  wave 1  add-flag  done  s-1  main.go, main_test.go\n" +
+			"question from add-flag: Should --flag be documented in the man page too?\n" +
 			"sync wave 1 round 1: go test ./...: exit 0\n"},
 		{name: "approve the card", args: []string{"approve", "card"}, want: &workflows.PlanDecision{Plan: "card", Kind: workflows.PlanDecidePlan, Decision: workflows.PlanApprove},
 			stdout: "approved the plan card; it is running now (axlr-tui plans watch card follows it)\n"},

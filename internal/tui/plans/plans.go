@@ -237,6 +237,9 @@ func details(r plans.Record) []string {
 			line += "  changed " + strings.Join(t.Changed, ", ")
 		}
 		lines = append(lines, line)
+		for _, q := range t.Questions {
+			lines = append(lines, "  asks: "+common.OneLine(q))
+		}
 	}
 	for _, s := range r.Syncs {
 		exit := "did not exit"
