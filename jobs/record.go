@@ -176,6 +176,11 @@ type Pending struct {
 	Command     string      `json:"command,omitempty"`
 	PullRequest int         `json:"pull_request,omitempty"`
 	HeadSHA     string      `json:"head_sha,omitempty"`
+	// Behind, on a merge, says that the checks passed on HeadSHA but the
+	// base moved again after the watch's one update of this round: a
+	// base that must be up to date refuses the merge until the branch is
+	// updated, which the merge queue does.
+	Behind bool `json:"behind,omitempty"`
 }
 
 // Candidate is the axlrd and axlr-tui the job built from the pull

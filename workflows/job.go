@@ -68,6 +68,10 @@ const (
 	versionJobCandidate = "job-candidate"
 	// versionJobOutcome tells the origin session how the job ended.
 	versionJobOutcome = "job-origin-outcome"
+	// versionJobBehindGreen ends a watch whose checks passed on a head the
+	// base moved past again after the round's one update: the merge
+	// decision opens, saying so, instead of waiting out the watch.
+	versionJobBehindGreen = "job-behind-green"
 )
 
 // candidateReasonBytes bounds the reason a candidate that does not build
@@ -169,6 +173,9 @@ type JobState struct {
 	// the rerun (for at most MaxStaleReads reads), a read that shows it
 	// again is not a new red round.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Behind: the last watch ended with its checks green on a head the
+	// base had moved past again after its update (jobs.Pending.Behind).
+	Behind bool `json:"behind,omitempty"`
 }
 
 // MaxStaleReads is how many reads after a rerun may still show the failed
@@ -675,7 +682,9 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 
 // watch reads the pull request every poll until its checks settle or the
 // watch's time is up: green, red, or blocked with the reason. A branch
-// behind its base is updated once per round.
+// behind its base is updated once per round; behind again with its checks
+// passed on the updated head, it is green and behind, and the merge
+// decision says so (the merge queue updates it again).
 func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 	r := &j.st.Record
 	deadline := workflow.Now(ctx).Add(j.in.Settings.Watch)
@@ -708,6 +717,7 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 		}
 		switch v.Kind {
 		case forge.Green:
+			j.st.Behind = false
 			rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
 			return rec, nil
 		case forge.Red:
@@ -729,6 +739,13 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
 			return rec, nil
 		case forge.Behind:
+			if updated && v.Passed > 0 && workflow.GetVersion(ctx, versionJobBehindGreen, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+				j.st.Behind = true
+				// The step's record is pinned with axlr_repair 1.0 and
+				// axlr_improve 1.0: the job's pending merge says behind.
+				rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
+				return rec, nil
+			}
 			if !updated {
 				var up UpdateBranchResult
 				if err := executeActivity(ctx, ForgeOptions, ActivityForgeUpdate, UpdateBranchInput{Repository: r.Repository, Number: r.PullRequest, ExpectedHeadSHA: v.HeadSHA}, &up); err != nil {
@@ -776,7 +793,7 @@ func (j *jobRun) decideMerge(ctx workflow.Context) (map[string]any, *GrantInput,
 		rec["decision"] = ceremonies.DecisionAutomatic
 		return rec, nil, nil
 	}
-	r.Pending = &jobs.Pending{Kind: jobs.PendingMerge, PullRequest: r.PullRequest, HeadSHA: r.HeadSHA}
+	r.Pending = &jobs.Pending{Kind: jobs.PendingMerge, PullRequest: r.PullRequest, HeadSHA: r.HeadSHA, Behind: j.st.Behind}
 	j.set(ctx, jobs.AwaitingMerge)
 	j.report(ctx)
 	dec, err := j.await(ctx, jobs.PendingMerge)

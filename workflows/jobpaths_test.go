@@ -605,14 +605,14 @@ func TestJobWatchBlocked(t *testing.T) {
 
 // TestJobBehind: a branch behind its base is updated once per round,
 // guarded by the head the watch saw, and the watch waits for the new head
-// to show: still behind after its update, the round does not update it
-// again. A red round's new commit gets its own update; the merge takes
-// the updated head.
+// and its checks to show. A red round's new commit gets its own update;
+// behind again with its checks passed on the updated head, the round does
+// not update it again: it is green, and the merge takes the updated head.
 func TestJobBehind(t *testing.T) {
 	behind, clean := forge.PullRequest{MergeableState: "behind"}, forge.PullRequest{}
 	h := newPinnedHarness(t, jobs.Repair, replies(repairModel, repairAgain),
-		greenChecks, greenChecks, greenChecks, redChecks, greenChecks, greenChecks, greenChecks)
-	h.forge.pulls = []forge.PullRequest{behind, behind, behind, clean, behind, behind, clean}
+		greenChecks, pendingChecks, redChecks, greenChecks, greenChecks)
+	h.forge.pulls = []forge.PullRequest{behind, behind, clean, behind, behind}
 	h.approveCheck(t)
 	rec := h.run(t, jobSettings(true))
 	if rec.Status != jobs.Completed || rec.HeadSHA != "head2u" || rec.MergeSHA != "merged1" {
@@ -635,6 +635,36 @@ func TestJobBehind(t *testing.T) {
 	}
 	if notes := h.redNotes(); len(notes) != 1 || !strings.Contains(notes[0], "failed on head1u: ") {
 		t.Fatalf("red notes %q", notes)
+	}
+}
+
+// TestJobBehindAgain: the base moves on again after the round's update,
+// the checks passed on the updated head: the merge decision opens at once
+// (not at the end of the watch), its pending merge saying the branch is
+// behind; a branch that goes green up to date says nothing of the kind.
+func TestJobBehindAgain(t *testing.T) {
+	behind := forge.PullRequest{MergeableState: "behind"}
+	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks, greenChecks)
+	h.forge.pulls = []forge.PullRequest{behind, behind}
+	h.approveCheck(t)
+	var approve outcome
+	h.decideAt(5*time.Minute, JobDecision{RequestID: "d-merge", Job: h.record.ID, Kind: jobs.PendingMerge, Approve: true}, &approve)
+	rec := h.run(t, jobSettings(false))
+	approve.mustAccept(t, "approve the merge")
+	if rec.Status != jobs.Completed || rec.HeadSHA != "head1u" {
+		t.Fatalf("record %+v", rec)
+	}
+	if got, want := h.calls(), (forgeCalls{Proposes: 1, Commits: 1, Updates: 1, Merges: 1}); got != want {
+		t.Fatalf("forge calls %+v, want %+v", got, want)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.IndexFunc(h.reports, func(r jobs.Record) bool { return r.Status == jobs.AwaitingMerge })
+	if i < 0 || h.reports[i].Pending == nil || *h.reports[i].Pending != (jobs.Pending{Kind: jobs.PendingMerge, PullRequest: 7, HeadSHA: "head1u", Behind: true}) {
+		t.Fatalf("reports %+v", h.reports)
+	}
+	if h.reports[i].Updated.Sub(h.reports[0].Updated) >= jobSettings(false).Watch {
+		t.Fatalf("the merge decision opened after the whole watch: %v", h.reports[i].Updated.Sub(h.reports[0].Updated))
 	}
 }
 

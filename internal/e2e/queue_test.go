@@ -221,3 +221,61 @@ func TestMergeQueueThroughCrashes(t *testing.T) {
 	}
 	captureWorkflow(t, e, workflows.QueueWorkflowID("underpass-ai/calc", "main"), "queue_crashes")
 }
+
+// TestJobBehindAgain: main moves while an improvement's checks are
+// watched, and moves again right after the job updated its branch: its
+// checks pass on the updated head, but the base must be up to date. The
+// job does not wait out its watch: its merge decision opens at once,
+// saying the branch is behind and that the queue lands it; queued, the
+// queue updates the branch again and the job merges once.
+func TestJobBehindAgain(t *testing.T) {
+	gh, repo, e := queueEnv(t, 3)
+	e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--improve", "add Triple to calc", "--detach")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || id == "" {
+		t.Fatalf("--improve: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "watch", id); r.code != 3 {
+		t.Fatalf("to its check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.tui(ctx, "jobs", "approve", id); r.code != 0 {
+		t.Fatalf("approve its check: exit %d %s", r.code, r.stderr)
+	}
+	waitBranch(ctx, t, repo, "improve/"+id)
+	for len(repo.PullRequests()) == 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	ghCommitMain := func(file string) {
+		t.Helper()
+		if _, err := repo.Commit("main", "main moves: "+file+"\n", map[string]string{file: "moved\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ghCommitMain("NEWS")
+	for gh.Calls().BranchUpdates == 0 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	ghCommitMain("AUTHORS")
+
+	r = e.tui(ctx, "jobs", "watch", id)
+	if r.code != 3 || !strings.Contains(r.stdout, "waits for your merge decision") || !strings.Contains(r.stderr, "axlr-tui jobs queue "+id+" updates it") {
+		t.Fatalf("to its merge decision: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rec, err := c.JobNow(ctx, id)
+	if err != nil || rec.Pending == nil || !rec.Pending.Behind {
+		t.Fatalf("pending %+v, %v", rec.Pending, err)
+	}
+	if r := e.tui(ctx, "jobs", "queue", id); r.code != 0 {
+		t.Fatalf("queue: exit %d %s", r.code, r.stderr)
+	}
+	done := waitJob(ctx, t, c, id, jobs.Completed)
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 || calls.BranchUpdates != 2 || done.MergeSHA == "" {
+		t.Fatalf("forge calls %+v, record %+v", calls, done)
+	}
+	captureWorkflow(t, e, workflows.JobWorkflowID(id), "job_behind_again")
+}
