@@ -99,6 +99,12 @@ func printEnd(stdout, stderr io.Writer, r domain.Record) {
 		if c := r.Candidate; c != nil {
 			fmt.Fprintf(stderr, "axlr-tui: try %s first: the candidate is in %s\n", c.Version, c.Path)
 		}
+		if r.Pending.Behind {
+			// Behind is what a base that must be up to date says: it
+			// refuses the merge until the branch is updated.
+			fmt.Fprintf(stderr, "axlr-tui: its base moved on again after its branch was updated, and must be up to date: axlr-tui jobs queue %s updates it and merges it once it is green; axlr-tui jobs decline %s --reason TEXT leaves it open and blocks the job\n", r.ID, r.ID)
+			break
+		}
 		fmt.Fprintf(stderr, "axlr-tui: axlr-tui jobs approve %s merges it; axlr-tui jobs decline %s --reason TEXT leaves it open and blocks the job\n", r.ID, r.ID)
 	case r.Status == domain.Completed:
 		fmt.Fprintf(stdout, "job %s completed: pull request #%d %s merged as %s\n", r.ID, r.PullRequest, r.URL, shortSHA(r.MergeSHA))

@@ -56,6 +56,14 @@ func TestLaunch(t *testing.T) {
 			stdout: "job 20261201-1200-parse-fails waits for your approval of its check command: go test ./...\n",
 			stderr: "axlr-tui: job 20261201-1200-parse-fails (repair of underpass-ai/axlr): preparing\n" +
 				"axlr-tui: axlr-tui jobs approve 20261201-1200-parse-fails runs it; axlr-tui jobs deny 20261201-1200-parse-fails --reason TEXT sends the model back\n"},
+		{name: "green but behind", args: []string{"--improve", "add a changelog"}, fake: &fakeClient{end: client.JobEnd{Record: domain.Record{
+			ID: "20261201-1200-parse-fails", Status: domain.AwaitingMerge, PullRequest: 7, URL: "https://x/pull/7",
+			Pending: &domain.Pending{Kind: domain.PendingMerge, PullRequest: 7, HeadSHA: "0123456789abcdef", Behind: true}}}},
+			want: &client.LaunchRequest{Kind: domain.Improve, Brief: "add a changelog"}, code: 3,
+			stdout: "job 20261201-1200-parse-fails waits for your merge decision: pull request #7 https://x/pull/7 is green at 0123456789ab\n",
+			stderr: "axlr-tui: job 20261201-1200-parse-fails (improvement of underpass-ai/axlr): preparing\n" +
+				"axlr-tui: its base moved on again after its branch was updated, and must be up to date: axlr-tui jobs queue 20261201-1200-parse-fails updates it and merges it once it is green; " +
+				"axlr-tui jobs decline 20261201-1200-parse-fails --reason TEXT leaves it open and blocks the job\n"},
 		{name: "flags before the brief", args: []string{"--improve", "--model", "m2", "add a changelog"}, fake: &fakeClient{end: client.JobEnd{Record: merged}},
 			want:   &client.LaunchRequest{Kind: domain.Improve, Brief: "add a changelog", Model: "m2"},
 			stdout: "job 20261201-1200-parse-fails completed: pull request #7 https://x/pull/7 merged as 0123456789ab\n",

@@ -134,6 +134,9 @@ func ForJob(rec jobs.Record) (Request, error) {
 		if rec.Candidate != nil {
 			r.Lines = append(r.Lines, "candidate: "+rec.Candidate.Version+" in "+rec.Candidate.Path)
 		}
+		if p.Behind {
+			r.Lines = append(r.Lines, "behind its base again, which must be up to date: m in the jobs panel queues it")
+		}
 		return r, nil
 	}
 	r.Title = fmt.Sprintf("Run %s's check command?", rec.ID)

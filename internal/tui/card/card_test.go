@@ -153,3 +153,21 @@ func TestCardView(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeCardBehind: a merge whose branch fell behind its base again says
+// so, and that the merge queue is the way to land it.
+func TestMergeCardBehind(t *testing.T) {
+	rec := mergeJob()
+	plain, err := ForJob(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Pending.Behind = true
+	behind, err := ForJob(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := behind.Lines[len(behind.Lines)-1]; len(behind.Lines) != len(plain.Lines)+1 || !strings.Contains(got, "behind its base again") || !strings.Contains(got, "queues it") {
+		t.Fatalf("lines %q, without behind %q", behind.Lines, plain.Lines)
+	}
+}

@@ -266,6 +266,9 @@ func details(r jobs.Record) []string {
 // merge of the pull request at its head.
 func Waits(p jobs.Pending) string {
 	if p.Kind == jobs.PendingMerge {
+		if p.Behind {
+			return fmt.Sprintf("merge of #%d at %s (behind its base: m queues it)", p.PullRequest, short(p.HeadSHA))
+		}
 		return fmt.Sprintf("merge of #%d at %s", p.PullRequest, short(p.HeadSHA))
 	}
 	return "check " + p.Command
