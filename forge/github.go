@@ -232,14 +232,15 @@ func refuse(op string, err error) *GitHubError {
 // its pages are full, or while the total it reported is not reached and
 // the last page was not empty, so that a forge that caps its page size
 // below perPage is read to the end as well. At most maxPages pages (what
-// names the items in the error past that). A page's error is returned
+// names the items in the error past that: a forge that caps its pages
+// gives fewer than maxPages*perPage). A page's error is returned
 // with the pages read before it.
 func readPages[W any](ctx context.Context, g *GitHub, path string, q url.Values, what string, count func(*W) (n, total int)) ([]*W, error) {
 	var out []*W
 	read := 0
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return out, fmt.Errorf("more than %d %s", maxPages*perPage, what)
+			return out, fmt.Errorf("more than %d pages of %s (%d read)", maxPages, what, read)
 		}
 		pq := url.Values{"per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
 		for k, v := range q {

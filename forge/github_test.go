@@ -778,3 +778,20 @@ func TestFindPullRequestOnAForgeThatIgnoresTheFilter(t *testing.T) {
 		t.Fatalf("found %+v, %v", pr, err)
 	}
 }
+
+// TestListsEndAtTheirBound: a list longer than the pages the client reads
+// is an unreadable forge that says how much it read, not a partial list.
+func TestListsEndAtTheirBound(t *testing.T) {
+	head := strings.Repeat("9", 40)
+	gh := ghServe(t, func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		page, _ := strconv.Atoi(req.URL.Query().Get("page"))
+		w.Header().Set("Link", fmt.Sprintf(`<http://%s%s?page=%d>; rel="next"`, req.Host, req.URL.Path, page+1))
+		fmt.Fprintf(w, `{"total_count":0,"check_runs":[{"id":%d,"name":"c%d","status":"completed","conclusion":"success","head_sha":%q}]}`, page, page, head)
+	})
+	_, err := gh.Checks(context.Background(), ghRepo, head)
+	ghKind(t, err, forge.ErrUnreadable)
+	if !strings.Contains(err.Error(), "more than 10 pages of check runs (10 read)") {
+		t.Fatalf("error %v", err)
+	}
+}
