@@ -250,17 +250,17 @@ func TestJobBehindAgain(t *testing.T) {
 	for len(repo.PullRequests()) == 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	ghCommitMain := func(file string) {
+	moveMain := func(file string) {
 		t.Helper()
 		if _, err := repo.Commit("main", "main moves: "+file+"\n", map[string]string{file: "moved\n"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ghCommitMain("NEWS")
+	moveMain("NEWS")
 	for gh.Calls().BranchUpdates == 0 && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
-	ghCommitMain("AUTHORS")
+	moveMain("AUTHORS")
 
 	r = e.tui(ctx, "jobs", "watch", id)
 	if r.code != 3 || !strings.Contains(r.stdout, "waits for your merge decision") || !strings.Contains(r.stderr, "axlr-tui jobs queue "+id+" updates it") {
