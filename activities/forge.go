@@ -99,7 +99,7 @@ func (f *Forge) Prepare(ctx context.Context, in workflows.PrepareInput) (workflo
 		return err
 	})
 	if err != nil {
-		return workflows.PrepareResult{}, fmt.Errorf("clone %s: %w", in.Repository, err)
+		return workflows.PrepareResult{}, gitError(fmt.Errorf("clone %s: %w", in.Repository, err))
 	}
 	m := forge.Marker{
 		Version: forge.MarkerVersion, Kind: in.Kind, Repository: in.Repository, Base: r.Base(), Slug: in.Job,
@@ -162,7 +162,7 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 		return workflows.ProposeResult{}, fmt.Errorf("commit on %s: %w", in.Branch, err)
 	}
 	if err := f.beating(ctx, "push "+in.Branch, func() error { return r.Push(ctx, in.Branch, f.Git) }); err != nil {
-		return workflows.ProposeResult{}, fmt.Errorf("push %s: %w", in.Branch, err)
+		return workflows.ProposeResult{}, gitError(fmt.Errorf("push %s: %w", in.Branch, err))
 	}
 	res := workflows.ProposeResult{HeadSHA: sha}
 	pr, err := gh.FindPullRequest(ctx, in.Repository, in.Branch, in.Base)
@@ -277,6 +277,17 @@ func branchError(err error) error {
 	if errors.Is(err, forge.ErrBranchMoved) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeBranchMoved, err)
 	}
+	return gitError(err)
+}
+
+// gitError makes an error of a clone, push or fetch an activity error: a
+// remote that refused (no such repository, wrong or missing credentials)
+// is final, so the job says so at once instead of after its retries; a
+// remote that did not answer is retried.
+func gitError(err error) error {
+	if errors.Is(err, forge.ErrRemoteRefused) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
+	}
 	return err
 }
 
@@ -355,7 +366,7 @@ func (f *Forge) follow(ctx context.Context, r *forge.Repo, in workflows.BuildCan
 	case errors.Is(err, forge.ErrBranchMoved):
 		return refuse("%v", err)
 	case err != nil:
-		return fmt.Errorf("build the candidate of job %s: %w", in.Job, err)
+		return gitError(fmt.Errorf("build the candidate of job %s: %w", in.Job, err))
 	case head != in.HeadSHA:
 		return refuse("its clone's branch %s is at %s after fetching it from the forge, not at the pull request's head %s; "+
 			"a candidate is built only from the head the merge decision names", branch, head, in.HeadSHA)

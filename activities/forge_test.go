@@ -744,3 +744,22 @@ func TestForgeHeartbeats(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareRefusedRemote: a job whose remote is not there fails its
+// clone at once as the forge's refusal, non-retryable, naming the remote
+// and leaving no directory behind; the person reads why on the first
+// attempt instead of after the retries.
+func TestPrepareRefusedRemote(t *testing.T) {
+	f := &Forge{}
+	dir := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "no-such-repo.git")
+	_, err := f.Prepare(context.Background(), workflows.PrepareInput{Job: "20261201-1200-parse-fails", Kind: "repair", Repository: "underpass-ai/app",
+		Remote: missing, Directory: dir, Brief: "Parse fails"})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != workflows.ErrTypeForgeRefused || !app.NonRetryable() || !strings.Contains(err.Error(), "no-such-repo.git") {
+		t.Fatalf("prepare from a missing remote: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "20261201-1200-parse-fails")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the failed clone left its directory: %v", err)
+	}
+}

@@ -51,6 +51,31 @@ func (a GitAuth) method(remote string) transport.AuthMethod {
 	return &githttp.BasicAuth{Username: "x-access-token", Password: a.Token}
 }
 
+// ErrRemoteRefused: the remote answered that the repository is not there
+// or is empty, or that the credentials are missing or not enough. A retry
+// cannot help: repair.remote or the token is to be fixed.
+var ErrRemoteRefused = errors.New("the remote refused")
+
+// refusedError is a clone's, push's or fetch's error that matches
+// ErrRemoteRefused, its text unchanged.
+type refusedError struct{ error }
+
+func (e refusedError) Unwrap() error        { return e.error }
+func (e refusedError) Is(target error) bool { return target == ErrRemoteRefused }
+
+// remoteError is the error of a clone, push or fetch: the token scrubbed
+// from it, and a refusal of the remote matching ErrRemoteRefused.
+func (a GitAuth) remoteError(err error) error {
+	refused := errors.Is(err, transport.ErrRepositoryNotFound) || errors.Is(err, transport.ErrEmptyRemoteRepository) ||
+		errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
+		errors.Is(err, transport.ErrInvalidAuthMethod)
+	err = a.scrub(err)
+	if refused {
+		return refusedError{err}
+	}
+	return err
+}
+
 // scrub returns err with every occurrence of the token replaced. An error
 // whose text quoted the token loses its chain, so that no wrapped value can
 // print it later.
@@ -126,7 +151,7 @@ func Clone(ctx context.Context, remote, dir string, auth GitAuth) (*Repo, error)
 	}
 	r, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: url, Auth: auth.method(url)})
 	if err != nil {
-		return nil, auth.scrub(fmt.Errorf("clone %s into %s: %w", displayRemote(url), dir, err))
+		return nil, auth.remoteError(fmt.Errorf("clone %s into %s: %w", displayRemote(url), dir, err))
 	}
 	head, err := r.Head()
 	if err != nil {
@@ -323,7 +348,7 @@ func (r *Repo) Push(ctx context.Context, branch string, auth GitAuth) error {
 		Auth:       auth.method(url),
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return auth.scrub(fmt.Errorf("push %s to %s: %w", branch, displayRemote(url), err))
+		return auth.remoteError(fmt.Errorf("push %s to %s: %w", branch, displayRemote(url), err))
 	}
 	cfg, err := r.repo.Config()
 	if err != nil {
@@ -418,7 +443,7 @@ func (r *Repo) Sync(ctx context.Context, branch string, auth GitAuth) (string, e
 	case errors.Is(err, git.NoMatchingRefSpecError{}):
 		return head.Hash().String(), nil
 	case err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate):
-		return "", auth.scrub(fmt.Errorf("sync %s: fetch it from %s: %w", branch, displayRemote(url), err))
+		return "", auth.remoteError(fmt.Errorf("sync %s: fetch it from %s: %w", branch, displayRemote(url), err))
 	}
 	ref, err := r.repo.Storer.Reference(tracking)
 	if err != nil {

@@ -574,6 +574,9 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	if err == nil {
 		t.Fatal("an anonymous clone was let in")
 	}
+	if !errors.Is(err, ErrRemoteRefused) {
+		t.Errorf("an anonymous clone's refusal %v is not ErrRemoteRefused", err)
+	}
 	_, err = Clone(ctx, strings.Replace(remote, "http://", "http://x-access-token:"+token+"@", 1), filepath.Join(t.TempDir(), "embedded"), GitAuth{Token: "wrong"})
 	if err == nil {
 		t.Fatal("a wrong token was let in")
@@ -584,6 +587,9 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	_, err = Clone(ctx, remote, filepath.Join(t.TempDir(), "wrong"), GitAuth{Token: token + "x"})
 	if err == nil || strings.Contains(err.Error(), token) {
 		t.Errorf("Clone with a wrong token: %v", err)
+	}
+	if !errors.Is(err, ErrRemoteRefused) {
+		t.Errorf("a wrong token's refusal %v is not ErrRemoteRefused", err)
 	}
 
 	dir := filepath.Join(t.TempDir(), "c")
@@ -596,8 +602,8 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Push(ctx, "repair/http", GitAuth{}); err == nil {
-		t.Error("a push without the token was let in")
+	if err := r.Push(ctx, "repair/http", GitAuth{}); err == nil || !errors.Is(err, ErrRemoteRefused) {
+		t.Errorf("a push without the token: %v, want it let in never and refused as ErrRemoteRefused", err)
 	}
 	if err := r.Push(ctx, "repair/http", GitAuth{Token: token}); err != nil {
 		t.Fatal(err)
@@ -889,5 +895,33 @@ func TestSyncRefusesARewrittenBranch(t *testing.T) {
 	}
 	if h, _ := r.Head(); h != round1 {
 		t.Errorf("HEAD moved to %s", h)
+	}
+}
+
+// TestCloneRefusals: a remote that is not there or is empty refused the
+// clone (ErrRemoteRefused: a retry cannot help); one that does not answer
+// did not (a later attempt may).
+func TestCloneRefusals(t *testing.T) {
+	ctx := context.Background()
+	empty := filepath.Join(t.TempDir(), "empty.git")
+	runGit(t, ".", "init", "--bare", "-q", empty)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	down := closed.URL + "/origin.git"
+	closed.Close()
+	tests := []struct {
+		name, remote string
+		refused      bool
+	}{
+		{"no such repository", filepath.Join(t.TempDir(), "missing.git"), true},
+		{"an empty repository", empty, true},
+		{"a server that does not answer", down, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Clone(ctx, tt.remote, filepath.Join(t.TempDir(), "c"), GitAuth{})
+			if err == nil || errors.Is(err, ErrRemoteRefused) != tt.refused {
+				t.Fatalf("clone %s: %v, refused %v, want refused %v", tt.remote, err, errors.Is(err, ErrRemoteRefused), tt.refused)
+			}
+		})
 	}
 }

@@ -3,12 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -251,4 +254,37 @@ func TestRepairRedRound(t *testing.T) {
 		t.Fatalf("the pull request had %d heads, want 2", len(heads))
 	}
 	captureWorkflow(t, e, workflows.JobWorkflowID(first.ID), "job_red_round")
+}
+
+// TestRepairFromAMissingRemote: a repair.remote that is not there (a typo,
+// a repository not made yet) ends the job at its first clone with the
+// remote's refusal, not after the clone's retries: --repair exits 1 saying
+// which remote and why, and the job's record says the same.
+func TestRepairFromAMissingRemote(t *testing.T) {
+	gh, _, e := repairEnv(t, 1)
+	missing := filepath.Join(t.TempDir(), "calc-typo.git")
+	jobSettings(e, gh.URL, missing)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--repair", "TestParse fails on empty input")
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "calc-typo.git") || !strings.Contains(r.stdout+r.stderr, "repository not found") {
+		t.Fatalf("--repair from a missing remote: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.tui(ctx, "jobs", "--json")
+	var recs []jobs.Record
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || !recs[0].Terminal() || !strings.Contains(recs[0].Reason, "repository not found") {
+		t.Fatalf("jobs: %v %+v\n%s", err, recs, r.stderr)
+	}
+	// The clone failed at its first attempt: a retry cannot find it.
+	h := e.tui(ctx, "history", workflows.JobWorkflowID(recs[0].ID), "--json")
+	var traj client.Trajectory
+	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil {
+		t.Fatalf("history: %v\n%s", err, h.stderr)
+	}
+	i := slices.IndexFunc(traj.Steps, func(s client.Step) bool { return s.Name == workflows.ActivityForgePrepare })
+	if i < 0 || traj.Steps[i].Attempt != 1 || traj.Steps[i].Outcome != "failed" {
+		t.Fatalf("the clone's step in history: %+v", traj.Steps)
+	}
 }
