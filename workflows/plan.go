@@ -1011,7 +1011,7 @@ func (p *planRun) decide(ctx workflow.Context, d PlanDecision) (plans.Record, er
 
 func (p *planRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != p.st.Record.ID {
-		return Progress{}, fmt.Errorf("execution %s is not this plan's; the plan runs execution %s", q.ExecutionID, p.st.Record.ID)
+		return Progress{}, refuse("execution %s is not this plan's; the plan runs execution %s", q.ExecutionID, p.st.Record.ID)
 	}
 	return p.st.page(&p.st.Execution, p.st.Current(), q.After), nil
 }

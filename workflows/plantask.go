@@ -637,7 +637,7 @@ func newPlanTaskRun(executionID string, in PlanTaskInput) *planTaskRun {
 
 func (r *planTaskRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != r.st.Execution.ID {
-		return Progress{}, fmt.Errorf("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.st.Execution.ID)
+		return Progress{}, refuse("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.st.Execution.ID)
 	}
 	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
 }

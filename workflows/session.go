@@ -813,7 +813,7 @@ func (s *sessionRun) interrupt(ctx workflow.Context, req InterruptRequest) (Acce
 func (s *sessionRun) progress(q ProgressQuery) (Progress, error) {
 	ex := s.st.Execution
 	if ex == nil {
-		return Progress{}, fmt.Errorf("session %s has run no execution", s.st.Current())
+		return Progress{}, refuse("session %s has run no execution", s.st.Current())
 	}
 	if q.ExecutionID != "" && q.ExecutionID != ex.ID {
 		for _, r := range s.st.Recent {
@@ -821,14 +821,14 @@ func (s *sessionRun) progress(q ProgressQuery) (Progress, error) {
 				return Progress{ExecutionID: r.ID, SessionID: r.Result.SessionID, Next: s.st.cursor(), Result: s.st.resultOf(r)}, nil
 			}
 		}
-		return Progress{}, fmt.Errorf("execution %s is not one of the recent executions of session %s", q.ExecutionID, s.st.Current())
+		return Progress{}, refuse("execution %s is not one of the recent executions of session %s", q.ExecutionID, s.st.Current())
 	}
 	return s.st.page(ex, s.st.Current(), q.After), nil
 }
 
 func (s *sessionRun) result() (*contract.Result, error) {
 	if len(s.st.Recent) == 0 {
-		return nil, fmt.Errorf("session %s has no execution result yet", s.st.Current())
+		return nil, refuse("session %s has no execution result yet", s.st.Current())
 	}
 	return s.st.resultOf(s.st.Recent[len(s.st.Recent)-1]), nil
 }

@@ -194,14 +194,14 @@ func (r *taskRun) interrupt(ctx workflow.Context, req InterruptRequest) (Accepte
 
 func (r *taskRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != r.in.ExecutionID {
-		return Progress{}, fmt.Errorf("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.in.ExecutionID)
+		return Progress{}, refuse("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.in.ExecutionID)
 	}
 	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
 }
 
 func (r *taskRun) result() (*contract.Result, error) {
 	if r.st.Execution.Result == nil {
-		return nil, fmt.Errorf("task %s has not ended yet", r.in.ExecutionID)
+		return nil, refuse("task %s has not ended yet", r.in.ExecutionID)
 	}
 	return r.st.Execution.Result, nil
 }

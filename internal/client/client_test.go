@@ -21,6 +21,7 @@ import (
 	updatepb "go.temporal.io/api/update/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/underpass-ai/axlr/agent/policy"
@@ -489,13 +490,50 @@ func TestQueryWithoutAnswer(t *testing.T) {
 
 func TestWatchEnds(t *testing.T) {
 	ex := Execution{WorkflowID: sessionWID, ExecutionID: "exec-1", SessionID: sid}
+	fc := sdktemporal.GetDefaultFailureConverter()
+	refusal := "execution exec-1 is not one of the recent executions of session " + sid
+	refused := serviceerror.NewQueryFailedWithFailure(refusal+" (type: QueryRefused, retryable: false)", fc.ErrorToFailure(sdktemporal.NewNonRetryableApplicationError(refusal, workflows.ErrTypeQueryRefused, nil)))
+	// What the SDK sends for a query task whose replay panicked.
+	panicked := "[TMPRL1100] invalid state transition: attempt to handleInitiatedEvent, CommandType: Activity, ID: 122, state=Created"
+	unanswered := serviceerror.NewQueryFailedWithFailure(panicked, fc.ErrorToFailure(errors.New(panicked)))
 	t.Run("refused", func(t *testing.T) {
+		var queries int
 		f := &fakeTemporal{query: func(int, string, string, []any) (any, error) {
-			return nil, serviceerror.NewQueryFailed("execution exec-1 is not one of the recent executions of session " + sid)
+			queries++
+			return nil, refused
 		}}
 		_, err := newTestClient(t, f).Watch(context.Background(), ex, &recorder{})
-		if err == nil || err.Error() != "watch execution exec-1: execution exec-1 is not one of the recent executions of session "+sid {
-			t.Fatalf("error %v", err)
+		if err == nil || err.Error() != "watch execution exec-1: "+refusal || queries != 1 {
+			t.Fatalf("error %v after %d queries", err, queries)
+		}
+	})
+	t.Run("a query the worker failed to answer is asked again", func(t *testing.T) {
+		result := &contract.Result{Status: contract.Completed, SessionID: sid}
+		f := &fakeTemporal{query: func(n int, _, _ string, _ []any) (any, error) {
+			if n < maxUnanswered-1 {
+				return nil, unanswered
+			}
+			return workflows.Progress{Next: 1, Result: result}, nil
+		}}
+		w := &recorder{}
+		res, err := newTestClient(t, f).Watch(context.Background(), ex, w)
+		if err != nil || res == nil || res.Status != contract.Completed || res.SessionID != sid {
+			t.Fatalf("result %+v, error %v", res, err)
+		}
+		if want := []string{"unreachable: " + panicked, "back"}; !reflect.DeepEqual(w.seen, want) {
+			t.Fatalf("seen %q, want %q", w.seen, want)
+		}
+	})
+	t.Run("a worker that never answers", func(t *testing.T) {
+		var queries int
+		f := &fakeTemporal{query: func(int, string, string, []any) (any, error) {
+			queries++
+			return nil, unanswered
+		}}
+		_, err := newTestClient(t, f).Watch(context.Background(), ex, &recorder{})
+		want := fmt.Sprintf("watch execution exec-1: axlrd failed to answer %d times in a row: %s", maxUnanswered, panicked)
+		if err == nil || err.Error() != want || queries != maxUnanswered {
+			t.Fatalf("error %v after %d queries, want %q", err, queries, want)
 		}
 	})
 	t.Run("cancelled while axlrd is down", func(t *testing.T) {

@@ -30,6 +30,7 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 	ex := Execution{WorkflowID: workflows.JobWorkflowID(id), ExecutionID: id}
 	after := 0
 	link := &link{w: w}
+	var unanswered unanswered
 	pc := c.pace(ctx, ex.WorkflowID)
 	defer pc.stop()
 	// events hands w the events after the last it saw; done is the
@@ -58,9 +59,8 @@ func (c *Client) WatchJob(ctx context.Context, id string, w Watcher) (JobEnd, er
 		if errors.As(err, &nf) {
 			return JobEnd{}, fmt.Errorf("job %s has no workflow in axlrd (it was admitted but not started, or its history is gone): axlr-tui jobs recover %s starts it", id, id)
 		}
-		var refused *serviceerror.QueryFailed
-		if errors.As(err, &refused) {
-			return JobEnd{}, fmt.Errorf("watch job %s: %s", id, refused.Message)
+		if msg, end := unanswered.final(err); end {
+			return JobEnd{}, fmt.Errorf("watch job %s: %s", id, msg)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

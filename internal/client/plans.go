@@ -196,6 +196,7 @@ func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, 
 	ex := Execution{WorkflowID: workflows.PlanWorkflowID(id), ExecutionID: id}
 	after := 0
 	link := &link{w: w}
+	var unanswered unanswered
 	pc := c.pace(ctx, ex.WorkflowID)
 	defer pc.stop()
 	for {
@@ -211,9 +212,8 @@ func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, 
 			after = p.Next
 			rec, err = c.Plan(ctx, id)
 		}
-		var refused *serviceerror.QueryFailed
-		if errors.As(err, &refused) {
-			return PlanEnd{}, fmt.Errorf("watch plan %s: %s", id, refused.Message)
+		if msg, end := unanswered.final(err); end {
+			return PlanEnd{}, fmt.Errorf("watch plan %s: %s", id, msg)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

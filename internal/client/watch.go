@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // Watcher receives what Watch sees, in order, on Watch's goroutine.
@@ -27,12 +28,14 @@ type Watcher interface {
 // as the session's history grows (see pace) and hands each event to w. An execution runs in
 // axlrd, not in the caller, so Watch outlives an axlrd restart: while
 // axlrd does not answer it tells w once and asks again every
-// RetryInterval. It ends with the result, with an error when the workflow
-// refuses the query (the execution is not one of the session's), or with
-// ctx's error.
+// RetryInterval, as it does after a query its worker failed to answer.
+// It ends with the result, with an error when the workflow refuses the
+// query (the execution is not one of the session's) or its worker failed
+// to answer maxUnanswered times in a row, or with ctx's error.
 func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.Result, error) {
 	after := 0
 	link := &link{w: w}
+	var unanswered unanswered
 	pc := c.pace(ctx, ex.WorkflowID)
 	defer pc.stop()
 	for {
@@ -40,9 +43,8 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 			return nil, err
 		}
 		p, err := c.progress(ctx, ex, after)
-		var refused *serviceerror.QueryFailed
-		if errors.As(err, &refused) {
-			return nil, fmt.Errorf("watch execution %s: %s", ex.ExecutionID, refused.Message)
+		if msg, end := unanswered.final(err); end {
+			return nil, fmt.Errorf("watch execution %s: %s", ex.ExecutionID, msg)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -62,6 +64,39 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 		}
 		pc.answered()
 	}
+}
+
+// maxUnanswered bounds the queries in a row a watch asks again after
+// axlrd's worker failed to answer them, so a fault that stays ends the
+// watch with the worker's words instead of holding it for ever.
+const maxUnanswered = 10
+
+// unanswered counts a watch's queries in a row that axlrd's worker failed
+// to answer (a replay that panicked, a history that raced its task): not
+// the workflow's refusal, and gone when asked again.
+type unanswered int
+
+// final tells whether a watch ends on its query's err, and with what: the
+// workflow refused the query (workflows.ErrTypeQueryRefused), or its
+// worker failed to answer maxUnanswered times in a row. A watch asks again
+// after any other err; nil starts the count again.
+func (u *unanswered) final(err error) (string, bool) {
+	var failed *serviceerror.QueryFailed
+	if !errors.As(err, &failed) {
+		if err == nil {
+			*u = 0
+		}
+		return "", false
+	}
+	if f := failed.Failure; f.GetApplicationFailureInfo().GetType() == workflows.ErrTypeQueryRefused {
+		// The failure's message is the refusal alone; the query's
+		// message adds the error's type.
+		return f.GetMessage(), true
+	}
+	if *u++; *u >= maxUnanswered {
+		return fmt.Sprintf("axlrd failed to answer %d times in a row: %s", int(*u), failed.Message), true
+	}
+	return "", false
 }
 
 // link tells a Watcher once when axlrd stops answering, and once when it

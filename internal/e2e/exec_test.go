@@ -12,6 +12,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/session"
 )
 
@@ -161,6 +162,19 @@ func TestExecWritesFileAndAnswers(t *testing.T) {
 			var later contract.Result
 			if err := json.Unmarshal([]byte(asJSON.stdout), &later); err != nil || !reflect.DeepEqual(&later, res) {
 				t.Errorf("result --json: %v\n%s", err, asJSON.stdout)
+			}
+
+			// Watching an execution the session never ran is refused at
+			// once: the refusal's type crosses the server, so it is not
+			// taken for a query the worker failed to answer.
+			c := dialAxlrd(t, e)
+			wid, err := c.FindSession(ctx, res.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Watch(ctx, client.Execution{WorkflowID: wid, ExecutionID: "not-this-one", SessionID: res.SessionID}, &events{})
+			if want := "watch execution not-this-one: execution not-this-one is not one of the recent executions of session " + res.SessionID; err == nil || err.Error() != want {
+				t.Errorf("watch of a foreign execution: %v, want %q", err, want)
 			}
 		})
 	}

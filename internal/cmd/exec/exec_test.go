@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.temporal.io/api/serviceerror"
+
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -520,5 +522,23 @@ func TestExecRunJSONLines(t *testing.T) {
 	}
 	if strings.Join(types, " ") != "session tool.requested tool.completed text completed result" || last.Result == nil || last.Result.Pending.CallID != "exec-1" {
 		t.Fatalf("lines %v, last %+v", types, last)
+	}
+}
+
+// A query axlrd's worker failed to answer is not axlrd gone, and the
+// watch says which it is.
+func TestPrinterLink(t *testing.T) {
+	var errOut strings.Builder
+	p := &printer{out: io.Discard, errOut: &errOut}
+	p.Unreachable(serviceerror.NewQueryFailed("[TMPRL1100] invalid state transition"))
+	p.Back()
+	p.Unreachable(errors.New("connection refused"))
+	p.Back()
+	want := "axlr-tui: axlrd failed to answer ([TMPRL1100] invalid state transition); asking again\n" +
+		"axlr-tui: axlrd answers again\n" +
+		"axlr-tui: axlrd unreachable (connection refused); waiting for it to come back\n" +
+		"axlr-tui: axlrd is back\n"
+	if errOut.String() != want {
+		t.Fatalf("printed\n%s\nwant\n%s", errOut.String(), want)
 	}
 }

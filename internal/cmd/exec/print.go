@@ -3,9 +3,12 @@ package exec
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -17,6 +20,9 @@ import (
 type printer struct {
 	out, errOut io.Writer
 	json        bool
+	// failed: the last Unreachable was axlrd's worker failing to answer,
+	// not axlrd gone.
+	failed bool
 }
 
 var _ client.Watcher = (*printer)(nil)
@@ -61,10 +67,22 @@ func (p *printer) Event(ev contract.Event) {
 }
 
 func (p *printer) Unreachable(err error) {
+	p.failed = errors.As(err, new(*serviceerror.QueryFailed))
+	if p.failed {
+		// axlrd answered, but its worker could not: a replay that failed.
+		fmt.Fprintf(p.errOut, "axlr-tui: axlrd failed to answer (%s); asking again\n", cmdutil.OneLine(err.Error()))
+		return
+	}
 	fmt.Fprintf(p.errOut, "axlr-tui: axlrd unreachable (%s); waiting for it to come back\n", cmdutil.OneLine(err.Error()))
 }
 
-func (p *printer) Back() { fmt.Fprintln(p.errOut, "axlr-tui: axlrd is back") }
+func (p *printer) Back() {
+	if p.failed {
+		fmt.Fprintln(p.errOut, "axlr-tui: axlrd answers again")
+		return
+	}
+	fmt.Fprintln(p.errOut, "axlr-tui: axlrd is back")
+}
 
 func compactArgs(raw json.RawMessage) string {
 	s := string(raw)
