@@ -270,17 +270,26 @@ func (c *Client) reached(err error) error {
 	return err
 }
 
+// queryTries bounds how often query asks again after axlrd's worker
+// failed to answer (see answerFailed).
+const queryTries = 3
+
 // query is QueryWorkflow bounded by c.answer (queryTimeout): with axlrd down the SDK
 // retries until its context ends, and a panel's refresh would wait for
 // ever instead of saying axlrd does not answer. No answer in time is an
-// *UnreachableError, as a refused connection is.
+// *UnreachableError, as a refused connection is. A query the worker
+// failed to answer is asked again, up to queryTries in all.
 func (c *Client) query(ctx context.Context, workflowID, runID, name string, args ...any) (converter.EncodedValue, error) {
-	var v converter.EncodedValue
-	err := c.bounded(ctx, func(ctx context.Context) (err error) {
-		v, err = c.tc.QueryWorkflow(ctx, workflowID, runID, name, args...)
-		return err
-	})
-	return v, err
+	for try := 1; ; try++ {
+		var v converter.EncodedValue
+		err := c.bounded(ctx, func(ctx context.Context) (err error) {
+			v, err = c.tc.QueryWorkflow(ctx, workflowID, runID, name, args...)
+			return err
+		})
+		if try == queryTries || !answerFailed(err) {
+			return v, err
+		}
+	}
 }
 
 // list is ListWorkflow bounded as query is.

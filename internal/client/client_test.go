@@ -26,6 +26,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -681,5 +682,41 @@ func TestLoadTrajectory(t *testing.T) {
 	}
 	if _, err := c.History(context.Background(), "axlr-task-"+sid); err == nil || err.Error() != "describe workflow axlr-task-"+sid+": workflow axlr-task-"+sid+" not found" {
 		t.Errorf("history of a missing workflow: %v", err)
+	}
+}
+
+// A one-shot query (jobs, jobs show, a panel's refresh) that axlrd's
+// worker failed to answer is asked again, up to queryTries in all; a
+// refusal is not.
+func TestQueryAskedAgain(t *testing.T) {
+	fc := sdktemporal.GetDefaultFailureConverter()
+	panicked := "[TMPRL1100] invalid state transition"
+	unanswered := serviceerror.NewQueryFailedWithFailure(panicked, fc.ErrorToFailure(errors.New(panicked)))
+	refused := serviceerror.NewQueryFailedWithFailure("no", fc.ErrorToFailure(sdktemporal.NewNonRetryableApplicationError("no", workflows.ErrTypeQueryRefused, nil)))
+	for _, tt := range []struct {
+		name     string
+		failure  error
+		failures int
+		queries  int
+	}{
+		{"answered on the last try", unanswered, queryTries - 1, queryTries},
+		{"never answered", unanswered, queryTries, queryTries},
+		{"refused", refused, 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeTemporal{query: func(n int, _, _ string, _ []any) (any, error) {
+				if n < tt.failures {
+					return nil, tt.failure
+				}
+				return []jobs.Record{{ID: "j1"}}, nil
+			}}
+			all, err := newTestClient(t, f).Jobs(context.Background())
+			if answered := tt.failures < tt.queries; answered != (err == nil) || (answered && (len(all) != 1 || all[0].ID != "j1")) {
+				t.Fatalf("jobs %+v, error %v", all, err)
+			}
+			if f.queries != tt.queries {
+				t.Errorf("%d queries, want %d", f.queries, tt.queries)
+			}
+		})
 	}
 }

@@ -66,20 +66,28 @@ func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.
 	}
 }
 
+// answerFailed reports whether err is a query axlrd's worker failed to
+// answer (a replay that panicked, a history that raced its task), not
+// one the workflow refused (workflows.ErrTypeQueryRefused). Asking again
+// answers it.
+func answerFailed(err error) bool {
+	var failed *serviceerror.QueryFailed
+	return errors.As(err, &failed) && failed.Failure.GetApplicationFailureInfo().GetType() != workflows.ErrTypeQueryRefused
+}
+
 // maxUnanswered bounds the queries in a row a watch asks again after
 // axlrd's worker failed to answer them, so a fault that stays ends the
 // watch with the worker's words instead of holding it for ever.
 const maxUnanswered = 10
 
 // unanswered counts a watch's queries in a row that axlrd's worker failed
-// to answer (a replay that panicked, a history that raced its task): not
-// the workflow's refusal, and gone when asked again.
+// to answer (answerFailed).
 type unanswered int
 
 // final tells whether a watch ends on its query's err, and with what: the
-// workflow refused the query (workflows.ErrTypeQueryRefused), or its
-// worker failed to answer maxUnanswered times in a row. A watch asks again
-// after any other err; nil starts the count again.
+// workflow refused the query, or its worker failed to answer
+// maxUnanswered times in a row. A watch asks again after any other err;
+// nil starts the count again.
 func (u *unanswered) final(err error) (string, bool) {
 	var failed *serviceerror.QueryFailed
 	if !errors.As(err, &failed) {
@@ -88,10 +96,10 @@ func (u *unanswered) final(err error) (string, bool) {
 		}
 		return "", false
 	}
-	if f := failed.Failure; f.GetApplicationFailureInfo().GetType() == workflows.ErrTypeQueryRefused {
+	if !answerFailed(err) {
 		// The failure's message is the refusal alone; the query's
 		// message adds the error's type.
-		return f.GetMessage(), true
+		return failed.Failure.GetMessage(), true
 	}
 	if *u++; *u >= maxUnanswered {
 		return fmt.Sprintf("axlrd failed to answer %d times in a row: %s", int(*u), failed.Message), true
