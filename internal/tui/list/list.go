@@ -360,10 +360,12 @@ func (l List[R]) View(f Frame[R]) string {
 	}
 	page := l.pageRows()
 	for i := l.top; i < len(l.rows) && i < l.top+page; i++ {
+		// A panel's columns have their own widths: on a screen narrower
+		// than them the row is cut, not drawn past the edge.
 		if i == l.sel {
-			line(s.Selected.Render("> " + f.Row(l.rows[i])))
+			line(s.Selected.Render(common.Fit("> "+f.Row(l.rows[i]), l.Width)))
 		} else {
-			line("  " + f.Row(l.rows[i]))
+			line(common.Fit("  "+f.Row(l.rows[i]), l.Width))
 		}
 		lines++
 	}

@@ -294,6 +294,19 @@ func TestView(t *testing.T) {
 	}
 }
 
+// A panel whose columns are wider than the screen has its rows cut at the
+// edge, the selected one too.
+func TestViewNarrow(t *testing.T) {
+	wide := frame
+	wide.Row = func(r row) string { return common.Fit(r.id, 60) }
+	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
+	for i, line := range strings.Split(l.View(wide), "\n") {
+		if w := ansi.StringWidth(line); w != 40 {
+			t.Errorf("line %d is %d cells wide, want 40: %q", i+1, w, line)
+		}
+	}
+}
+
 // TestReadOnce: without Every the list schedules no timed read; without
 // Read it has no Refresh, and takes the Records its panel hands it.
 func TestReadOnce(t *testing.T) {
