@@ -628,6 +628,9 @@ func TestLoadTrajectory(t *testing.T) {
 			Result: run1.payloads(workflows.ModelRequestResult{Revision: 5, Calls: []workflows.ModelCall{{Tool: "local_exec"}},
 				Usage: contract.Usage{PromptTokens: 100, CompletionTokens: 10}})}}
 	})
+	run1.add(time.Millisecond, enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_WorkflowTaskStartedEventAttributes{WorkflowTaskStartedEventAttributes: &historypb.WorkflowTaskStartedEventAttributes{}}
+	})
 	run1.add(time.Millisecond, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, accepted("u2", workflows.UpdateDecide,
 		workflows.DecideRequest{ExecutionID: "u2", CallID: "exec-9", Decision: contract.Approve}))
 	run1.add(time.Millisecond, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED, func(ev *historypb.HistoryEvent) {
@@ -666,15 +669,18 @@ func TestLoadTrajectory(t *testing.T) {
 			}
 			got = append(got, fmt.Sprintf("%s %s | %s %s | %s | %d %s | %s | %s", s.Time.Sub(t0), s.RunID, s.Kind, s.Name, s.Detail, s.Attempt, took, s.Outcome, s.Error))
 		}
+		// An update shows when its workflow task started, as the local
+		// activities of that task do, not when the task's completion
+		// wrote it.
 		want := []string{
 			"0s run-1 | workflow started | first run | 0 - | axlr-host-h | ",
-			`2ms run-1 | update execute | "create notes.md" model m approve none | 0 - | accepted | `,
+			`1ms run-1 | update execute | "create notes.md" model m approve none | 0 - | accepted | `,
 			"5ms run-1 | local_activity BeginTurn | model m | 1 4ms | revision 3 | ",
 			"6ms run-1 | activity ModelRequest | m at revision 3 | 2 1s | 1 call(s): local_exec · 100→10 tokens | ",
 			"1.008s run-1 | update decide | approve the pending call exec-9 | 0 - | failed | decide: no call exec-9 waits",
-			"1.01s run-1 | workflow continued as new |  | 0 - | run-2 | ",
-			"1.011s run-2 | workflow started | continued as new from run-1 | 0 - | axlr-host-h | ",
-			"1.012s run-2 | workflow closed |  | 0 - | completed | ",
+			"1.011s run-1 | workflow continued as new |  | 0 - | run-2 | ",
+			"1.012s run-2 | workflow started | continued as new from run-1 | 0 - | axlr-host-h | ",
+			"1.013s run-2 | workflow closed |  | 0 - | completed | ",
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("steps of %s:\n%s\nwant\n%s", id, strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -115,6 +115,7 @@ func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConv
 	started := map[int64]time.Time{}
 	updates := map[string]int{} // update id -> step index
 	var since time.Time         // start of the current local activity
+	var task time.Time          // start of the current workflow task
 	for _, ev := range events {
 		at := ev.GetEventTime().AsTime()
 		switch ev.GetEventType() {
@@ -126,12 +127,18 @@ func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConv
 			}
 			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "started", Detail: detail, Outcome: a.GetTaskQueue().GetName()})
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-			since = at
+			since, task = at, at
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes()
 			req := a.GetAcceptedRequest()
 			name := req.GetInput().GetName()
 			updates[req.GetMeta().GetUpdateId()] = len(steps)
+			// The worker took the update when its task started; the event
+			// is written when the task completes, after the local
+			// activities the update ran in it.
+			if !task.IsZero() {
+				at = task
+			}
 			steps = append(steps, Step{Time: at, RunID: runID, Kind: "update", Name: name, Detail: updateDetail(name, req.GetInput().GetArgs(), dc), Outcome: "accepted"})
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
 			a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes()
