@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	updatepb "go.temporal.io/api/update/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdktemporal "go.temporal.io/sdk/temporal"
@@ -724,5 +725,31 @@ func TestQueryAskedAgain(t *testing.T) {
 				t.Errorf("%d queries, want %d", f.queries, tt.queries)
 			}
 		})
+	}
+}
+
+// JobRetries shows what the job's record cannot: an activity whose last
+// attempt failed, running again or waiting for its next attempt. A first
+// attempt is not a retry.
+func TestJobRetries(t *testing.T) {
+	next := time.Date(2026, 12, 1, 21, 0, 4, 0, time.UTC)
+	wid := workflows.JobWorkflowID("j1")
+	f := &fakeTemporal{workflows: map[string]string{wid: "run-1"}, pending: map[string][]*workflowpb.PendingActivityInfo{wid: {
+		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityModelRequest}, Attempt: 1, State: enumspb.PENDING_ACTIVITY_STATE_STARTED},
+		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgePrepare}, Attempt: 3, MaximumAttempts: 6, State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
+			LastFailure: &failurepb.Failure{Message: "connection refused"}, NextAttemptScheduleTime: timestamppb.New(next)},
+		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgeRead}, Attempt: 2, State: enumspb.PENDING_ACTIVITY_STATE_STARTED,
+			LastFailure: &failurepb.Failure{Message: "502 Bad Gateway"}, NextAttemptScheduleTime: timestamppb.New(next)},
+	}}}
+	got, err := newTestClient(t, f).JobRetries(context.Background(), "j1")
+	want := []Retry{
+		{Activity: workflows.ActivityForgePrepare, Attempt: 3, MaxAttempts: 6, Failure: "connection refused", Next: next},
+		{Activity: workflows.ActivityForgeRead, Attempt: 2, Failure: "502 Bad Gateway"},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("retries %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := newTestClient(t, &fakeTemporal{}).JobRetries(context.Background(), "gone"); err == nil || !strings.HasPrefix(err.Error(), "retries of job gone: ") {
+		t.Errorf("retries of a job without a workflow: %v", err)
 	}
 }

@@ -29,6 +29,9 @@ type fakeTemporal struct {
 	pollers     func(n int) (int, error)
 	describedTQ []string
 
+	// pending are the activities DescribeWorkflowExecution shows running
+	// or waiting for their next attempt, by workflow id.
+	pending map[string][]*workflowpb.PendingActivityInfo
 	// workflows are the workflow ids DescribeWorkflowExecution finds, with
 	// their current run; describeErr fails it instead.
 	workflows   map[string]string
@@ -185,7 +188,7 @@ func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, workflowID, 
 	}
 	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
 		Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: run},
-	}}, nil
+	}, PendingActivities: f.pending[workflowID]}, nil
 }
 
 func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {

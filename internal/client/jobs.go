@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
@@ -129,6 +131,48 @@ func (c *Client) JobNow(ctx context.Context, id string) (jobs.Record, error) {
 		return jobs.Record{}, fmt.Errorf("decode job %s: %w", id, err)
 	}
 	return rec, nil
+}
+
+// Retry is an activity of a job's workflow whose last attempt failed and
+// that is tried again: a clone on a network that does not answer, a forge
+// call answered 502, a model request answered 429.
+type Retry struct {
+	// Activity is its type (forge.Prepare, session.ModelRequest).
+	Activity string
+	// Attempt is the attempt running or next; MaxAttempts bounds them (0:
+	// no bound).
+	Attempt, MaxAttempts int32
+	// Failure is why the last attempt failed.
+	Failure string
+	// Next is when the next attempt starts; zero while one runs.
+	Next time.Time
+}
+
+// JobRetries lists a job's activities that failed and are tried again, as
+// its workflow's pending activities show them: the record says only where
+// the job stands ("preparing"), not that its clone failed three times.
+func (c *Client) JobRetries(ctx context.Context, id string) ([]Retry, error) {
+	var resp *workflowservice.DescribeWorkflowExecutionResponse
+	err := c.bounded(ctx, func(ctx context.Context) (err error) {
+		resp, err = c.tc.DescribeWorkflowExecution(ctx, workflows.JobWorkflowID(id), "")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retries of job %s: %w", id, err)
+	}
+	var out []Retry
+	for _, p := range resp.GetPendingActivities() {
+		if p.GetAttempt() < 2 || p.GetLastFailure() == nil {
+			continue
+		}
+		r := Retry{Activity: p.GetActivityType().GetName(), Attempt: p.GetAttempt(), MaxAttempts: p.GetMaximumAttempts(),
+			Failure: p.GetLastFailure().GetMessage()}
+		if p.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && p.GetNextAttemptScheduleTime() != nil {
+			r.Next = p.GetNextAttemptScheduleTime().AsTime()
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // DecideJob sends the person's decision on what a job waits for; the

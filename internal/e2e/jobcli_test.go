@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -286,5 +287,42 @@ func TestRepairFromAMissingRemote(t *testing.T) {
 	i := slices.IndexFunc(traj.Steps, func(s client.Step) bool { return s.Name == workflows.ActivityForgePrepare })
 	if i < 0 || traj.Steps[i].Attempt != 1 || traj.Steps[i].Outcome != "failed" {
 		t.Fatalf("the clone's step in history: %+v", traj.Steps)
+	}
+}
+
+// TestRepairFromARemoteThatDoesNotAnswer: a clone from a remote where
+// nothing listens is tried again, and while it is, jobs show says so with
+// the attempt and why the last failed; the record alone says preparing.
+func TestRepairFromARemoteThatDoesNotAnswer(t *testing.T) {
+	gh, _, e := repairEnv(t, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := "http://" + ln.Addr().String() + "/underpass-ai/calc.git"
+	ln.Close()
+	jobSettings(e, gh.URL, remote)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--repair", "TestParse fails on empty input", "--detach")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || id == "" {
+		t.Fatalf("--detach: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	want := "retrying:     " + workflows.ActivityForgePrepare + ", attempt 2 of 6 "
+	for {
+		r = e.tui(ctx, "jobs", "show", id)
+		if r.code == 0 && strings.Contains(r.stdout, want) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("jobs show never said the clone is tried again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(r.stdout, "status:       preparing") || !strings.Contains(r.stdout, "connection refused") {
+		t.Fatalf("jobs show:\n%s", r.stdout)
 	}
 }

@@ -30,6 +30,7 @@ type Client interface {
 	Jobs(ctx context.Context) ([]domain.Record, error)
 	Job(ctx context.Context, id string) (domain.Record, error)
 	JobNow(ctx context.Context, id string) (domain.Record, error)
+	JobRetries(ctx context.Context, id string) ([]client.Retry, error)
 	LaunchJob(ctx context.Context, req client.LaunchRequest) (domain.Record, error)
 	WatchJob(ctx context.Context, id string, w client.Watcher) (client.JobEnd, error)
 	InterruptJob(ctx context.Context, id string) error
@@ -181,6 +182,14 @@ func jobsRun(ctx context.Context, opts *Options) error {
 			return nil
 		}
 		printRecord(opts.IO.Out, rec)
+		if err == nil && !rec.Terminal() {
+			// What the record cannot say: an activity failing and tried
+			// again. Not knowing it leaves the record as it is.
+			retries, _ := c.JobRetries(ctx, opts.ID)
+			for _, r := range retries {
+				fmt.Fprintf(opts.IO.Out, "%-13s %s\n", "retrying:", retryText(r, time.Now()))
+			}
+		}
 		return nil
 	}
 	all, err := c.Jobs(ctx)
@@ -276,6 +285,24 @@ func pull(r domain.Record) string {
 		return "-"
 	}
 	return fmt.Sprintf("#%d", r.PullRequest)
+}
+
+// retryText is an activity tried again, as jobs show prints it:
+// "forge.Prepare, attempt 3 of 6 in 4s; the last failed: …".
+func retryText(r client.Retry, now time.Time) string {
+	of := ""
+	if r.MaxAttempts > 0 {
+		of = fmt.Sprintf(" of %d", r.MaxAttempts)
+	}
+	when := "running"
+	switch d := r.Next.Sub(now); {
+	case r.Next.IsZero():
+	case d > 0:
+		when = "in " + d.Round(time.Second).String()
+	default:
+		when = "due"
+	}
+	return fmt.Sprintf("%s, attempt %d%s %s; the last failed: %s", r.Activity, r.Attempt, of, when, cmdutil.OneLine(r.Failure))
 }
 
 // printRecord prints a record's fields that are set, one per line.

@@ -35,6 +35,7 @@ type fakeClient struct {
 	installed   []string
 	queued      []string
 	unqueued    []string
+	retries     map[string][]client.Retry
 }
 
 func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
@@ -44,6 +45,9 @@ func (f *fakeClient) Job(_ context.Context, id string) (domain.Record, error) {
 }
 func (f *fakeClient) JobNow(ctx context.Context, id string) (domain.Record, error) {
 	return f.Job(ctx, id)
+}
+func (f *fakeClient) JobRetries(_ context.Context, id string) ([]client.Retry, error) {
+	return f.retries[id], nil
 }
 
 func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (domain.Record, error) {
@@ -138,6 +142,7 @@ func TestJobs(t *testing.T) {
 		records        []domain.Record
 		stdout, stderr string
 		code           int
+		retries        map[string][]client.Retry
 	}{
 		{name: "list", args: []string{}, records: records, stdout: "" +
 			"ID                                     KIND     STATUS          STEP    PULL REQUEST  QUEUE      UPDATED\n" +
@@ -157,6 +162,16 @@ func TestJobs(t *testing.T) {
 			"created:      2026-12-01T12:00:00Z\n" +
 			"updated:      2026-12-01T13:00:00Z\n" +
 			"brief:        the watch never settles\n"},
+		{name: "show a job whose clone is tried again", args: []string{"show", records[1].ID}, records: records,
+			retries: map[string][]client.Retry{records[1].ID: {{Activity: workflows.ActivityForgePrepare, Attempt: 3, MaxAttempts: 6,
+				Failure: "clone http://127.0.0.1:1/o/r.git: dial tcp 127.0.0.1:1: connect: connection refused"}}},
+			stdout: "" +
+				"id:           20261201-1100-add-a-changelog-entry\n" +
+				"kind:         improve\n" +
+				"status:       preparing\n" +
+				"created:      2026-12-01T11:00:00Z\n" +
+				"updated:      2026-12-01T11:00:00Z\n" +
+				"retrying:     forge.Prepare, attempt 3 of 6 running; the last failed: clone http://127.0.0.1:1/o/r.git: dial tcp 127.0.0.1:1: connect: connection refused\n"},
 		{name: "unknown", args: []string{"show", "nope"}, records: records, code: 1,
 			stderr: "axlr-tui: no such job: nope (axlr-tui jobs lists the jobs)\n"},
 		{name: "usage", args: []string{"show"}, code: 2, stderr: "axlr-tui: usage: axlr-tui jobs show ID [--json]\n"},
@@ -180,7 +195,7 @@ func TestJobs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, out, errOut := factory.Test()
-			fake := &fakeClient{records: tt.records}
+			fake := &fakeClient{records: tt.records, retries: tt.retries}
 			f := &factory.Factory{IOStreams: ios}
 			opts := &Options{IO: ios, Client: func(context.Context) (Client, error) { return fake, nil },
 				Executable: func() (string, error) { return "/usr/local/bin/axlr-tui", nil }}
@@ -196,6 +211,23 @@ func TestJobs(t *testing.T) {
 				t.Fatalf("exit %d, stdout\n%s\nstderr\n%s", code, out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+func TestRetryText(t *testing.T) {
+	now := time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		r    client.Retry
+		want string
+	}{
+		{client.Retry{Activity: "forge.Prepare", Attempt: 2, MaxAttempts: 6, Failure: "refused\nat line 2", Next: now.Add(3600 * time.Millisecond)},
+			"forge.Prepare, attempt 2 of 6 in 4s; the last failed: refused"},
+		{client.Retry{Activity: "session.ModelRequest", Attempt: 5, Failure: "429", Next: now.Add(-time.Second)},
+			"session.ModelRequest, attempt 5 due; the last failed: 429"},
+	} {
+		if got := retryText(tt.r, now); got != tt.want {
+			t.Errorf("retryText(%+v) = %q, want %q", tt.r, got, tt.want)
+		}
 	}
 }
 
