@@ -736,15 +736,15 @@ func TestJobRetries(t *testing.T) {
 	wid := workflows.JobWorkflowID("j1")
 	f := &fakeTemporal{workflows: map[string]string{wid: "run-1"}, pending: map[string][]*workflowpb.PendingActivityInfo{wid: {
 		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityModelRequest}, Attempt: 1, State: enumspb.PENDING_ACTIVITY_STATE_STARTED},
-		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgePrepare}, Attempt: 3, MaximumAttempts: 6, State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
+		{ActivityId: "5", ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgePrepare}, Attempt: 3, MaximumAttempts: 6, State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
 			LastFailure: &failurepb.Failure{Message: "connection refused"}, NextAttemptScheduleTime: timestamppb.New(next)},
-		{ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgeRead}, Attempt: 2, State: enumspb.PENDING_ACTIVITY_STATE_STARTED,
+		{ActivityId: "9", ActivityType: &commonpb.ActivityType{Name: workflows.ActivityForgeRead}, Attempt: 2, State: enumspb.PENDING_ACTIVITY_STATE_STARTED,
 			LastFailure: &failurepb.Failure{Message: "502 Bad Gateway"}, NextAttemptScheduleTime: timestamppb.New(next)},
 	}}}
 	got, err := newTestClient(t, f).JobRetries(context.Background(), "j1")
 	want := []Retry{
-		{Activity: workflows.ActivityForgePrepare, Attempt: 3, MaxAttempts: 6, Failure: "connection refused", Next: next},
-		{Activity: workflows.ActivityForgeRead, Attempt: 2, Failure: "502 Bad Gateway"},
+		{ID: "5", Activity: workflows.ActivityForgePrepare, Attempt: 3, MaxAttempts: 6, Failure: "connection refused", Next: next},
+		{ID: "9", Activity: workflows.ActivityForgeRead, Attempt: 2, Failure: "502 Bad Gateway"},
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("retries %+v, %v; want %+v", got, err, want)

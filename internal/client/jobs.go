@@ -137,8 +137,9 @@ func (c *Client) JobNow(ctx context.Context, id string) (jobs.Record, error) {
 // that is tried again: a clone on a network that does not answer, a forge
 // call answered 502, a model request answered 429.
 type Retry struct {
-	// Activity is its type (forge.Prepare, session.ModelRequest).
-	Activity string
+	// ID is the activity's id in its workflow; Activity is its type
+	// (forge.Prepare, session.ModelRequest).
+	ID, Activity string
 	// Attempt is the attempt running or next; MaxAttempts bounds them (0:
 	// no bound).
 	Attempt, MaxAttempts int32
@@ -165,7 +166,7 @@ func (c *Client) JobRetries(ctx context.Context, id string) ([]Retry, error) {
 		if p.GetAttempt() < 2 || p.GetLastFailure() == nil {
 			continue
 		}
-		r := Retry{Activity: p.GetActivityType().GetName(), Attempt: p.GetAttempt(), MaxAttempts: p.GetMaximumAttempts(),
+		r := Retry{ID: p.GetActivityId(), Activity: p.GetActivityType().GetName(), Attempt: p.GetAttempt(), MaxAttempts: p.GetMaximumAttempts(),
 			Failure: p.GetLastFailure().GetMessage()}
 		if p.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && p.GetNextAttemptScheduleTime() != nil {
 			r.Next = p.GetNextAttemptScheduleTime().AsTime()

@@ -291,8 +291,9 @@ func TestRepairFromAMissingRemote(t *testing.T) {
 }
 
 // TestRepairFromARemoteThatDoesNotAnswer: a clone from a remote where
-// nothing listens is tried again, and while it is, jobs show says so with
-// the attempt and why the last failed; the record alone says preparing.
+// nothing listens is tried again, and while it is, jobs show and jobs
+// watch say so with the attempt and why the last failed; the record alone
+// says preparing.
 func TestRepairFromARemoteThatDoesNotAnswer(t *testing.T) {
 	gh, _, e := repairEnv(t, 1)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -324,5 +325,12 @@ func TestRepairFromARemoteThatDoesNotAnswer(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "status:       preparing") || !strings.Contains(r.stdout, "connection refused") {
 		t.Fatalf("jobs show:\n%s", r.stdout)
+	}
+	// jobs watch tells each attempt after a failed one as it comes.
+	wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	r = e.tui(wctx, "jobs", "watch", id)
+	if want := "axlr-tui: retrying " + workflows.ActivityForgePrepare + ", attempt "; !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "connection refused") {
+		t.Fatalf("jobs watch: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -71,7 +72,17 @@ func follow(ctx context.Context, ios *factory.IOStreams, interrupts <-chan os.Si
 	wctx, stop := cmdutil.OnInterrupt(ctx, interrupts, stderr,
 		fmt.Sprintf("axlr-tui: interrupting job %s (Ctrl+C again to leave without waiting; axlr-tui jobs recover %s runs it again)", first.ID, first.ID),
 		func(ctx context.Context) error { return c.InterruptJob(ctx, first.ID) })
+	var retried <-chan struct{}
+	rctx, stopRetries := context.WithCancel(wctx)
+	if !asJSON {
+		// The --json lines are the job's and its session's, as pinned.
+		retried = reportRetries(rctx, c, first.ID, stderr, retryEvery)
+	}
 	end, err := c.WatchJob(wctx, first.ID, exec.NewPrinter(ios.Out, stderr, asJSON))
+	stopRetries()
+	if retried != nil {
+		<-retried
+	}
 	if left := stop(); err != nil {
 		if left {
 			return cmdutil.ErrLeft
@@ -85,6 +96,43 @@ func follow(ctx context.Context, ios *factory.IOStreams, interrupts <-chan os.Si
 		printEnd(ios.Out, stderr, end.Record)
 	}
 	return cmdutil.StatusExit(res.Status)
+}
+
+// retryEvery is how often a job's watch without --json asks whether one of
+// the job's activities is tried again.
+var retryEvery = 2 * time.Second
+
+// reportRetries tells w of each attempt of the job's activities that
+// follows a failed one, once, as jobs show words it: the record says
+// "preparing" while a clone is tried for a minute. It asks every every
+// until ctx ends, then closes the channel it returns.
+func reportRetries(ctx context.Context, c Client, id string, w io.Writer, every time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		told := map[string]int32{} // activity id -> the attempt told
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			retries, err := c.JobRetries(ctx, id)
+			if err != nil {
+				continue
+			}
+			for _, r := range retries {
+				if told[r.ID] >= r.Attempt {
+					continue
+				}
+				told[r.ID] = r.Attempt
+				fmt.Fprintf(w, "axlr-tui: retrying %s\n", retryText(r, time.Now()))
+			}
+		}
+	}()
+	return done
 }
 
 // printEnd says where the job stands on stdout, and on stderr what the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,10 @@ type fakeClient struct {
 	queued      []string
 	unqueued    []string
 	retries     map[string][]client.Retry
+	// retriesAt, when set, answers the n-th JobRetries (from 1).
+	retriesAt func(n int) []client.Retry
+	mu        sync.Mutex
+	retryAsks int
 }
 
 func (f *fakeClient) CheckWorker(context.Context) error             { return nil }
@@ -47,6 +52,12 @@ func (f *fakeClient) JobNow(ctx context.Context, id string) (domain.Record, erro
 	return f.Job(ctx, id)
 }
 func (f *fakeClient) JobRetries(_ context.Context, id string) ([]client.Retry, error) {
+	if f.retriesAt != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.retryAsks++
+		return f.retriesAt(f.retryAsks), nil
+	}
 	return f.retries[id], nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -156,6 +158,56 @@ func TestLaunchInterrupt(t *testing.T) {
 	if len(fake.interrupted) != 1 || fake.interrupted[0] != "20261201-1200-parse-fails" {
 		t.Fatalf("interrupted %v", fake.interrupted)
 	}
+}
+
+// TestLaunchTellsRetries: while the job's watch waits, each attempt of an
+// activity after a failed one is told once on stderr, however often the
+// watch asks; with --json nothing is asked.
+func TestLaunchTellsRetries(t *testing.T) {
+	defer func(d time.Duration) { retryEvery = d }(retryEvery)
+	retryEvery = time.Millisecond
+	clone := client.Retry{ID: "7", Activity: workflows.ActivityForgePrepare, Attempt: 2, MaxAttempts: 6, Failure: "connection refused"}
+	asked := make(chan struct{})
+	fake := &fakeClient{block: true, retriesAt: func(n int) []client.Retry {
+		r := clone
+		if n > 3 {
+			r.Attempt = 3
+		}
+		if n == 6 {
+			close(asked)
+		}
+		return []client.Retry{r}
+	}}
+	sig := make(chan os.Signal, 2)
+	go func() {
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Error("the watch did not ask for retries six times")
+		}
+		sig <- os.Interrupt
+		sig <- os.Interrupt
+	}()
+	_, _, stderr := launch(t, fake, sig, "--repair", "x fails")
+	want := "axlr-tui: retrying forge.Prepare, attempt 2 of 6 running; the last failed: connection refused\n" +
+		"axlr-tui: retrying forge.Prepare, attempt 3 of 6 running; the last failed: connection refused\n"
+	if got := strings.Join(slices.DeleteFunc(strings.SplitAfter(stderr, "\n"), func(l string) bool { return !strings.Contains(l, "retrying") }), ""); got != want {
+		t.Fatalf("stderr's retry lines\n%s\nwant\n%s\nstderr\n%s", got, want, stderr)
+	}
+
+	// With --json: a watch that waits as long as twenty asks would take.
+	fake = &fakeClient{block: true, watched: make(chan struct{}), retriesAt: func(int) []client.Retry {
+		t.Error("asked for retries with --json")
+		return nil
+	}}
+	sig = make(chan os.Signal, 2)
+	go func() {
+		<-fake.watched
+		time.Sleep(20 * retryEvery)
+		sig <- os.Interrupt
+		sig <- os.Interrupt
+	}()
+	launch(t, fake, sig, "--repair", "x fails", "--json")
 }
 
 // TestDecide: approve takes what waits (the check, or the merge); deny
