@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -123,10 +124,10 @@ func prepared(r *forge.Repo) (workflows.PrepareResult, error) {
 }
 
 // Issue reads an issue for a "#123" brief.
-func (f *Forge) Issue(ctx context.Context, in workflows.IssueInput) (forge.Issue, error) {
+func (f *Forge) Issue(ctx context.Context, in workflows.IssueInput) (pull.Issue, error) {
 	gh, err := f.github()
 	if err != nil {
-		return forge.Issue{}, err
+		return pull.Issue{}, err
 	}
 	is, err := gh.Issue(ctx, in.Repository, in.Number)
 	return is, forgeError(err)
@@ -155,7 +156,7 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 		return workflows.ProposeResult{}, branchError(err)
 	}
 	sha, err := r.Commit(in.Branch, in.Commit)
-	if errors.Is(err, forge.ErrNothingChanged) {
+	if errors.Is(err, pull.ErrNothingChanged) {
 		return workflows.ProposeResult{NothingChanged: true}, nil
 	}
 	if err != nil {
@@ -218,7 +219,7 @@ func (f *Forge) UpdateBranch(ctx context.Context, in workflows.UpdateBranchInput
 		return workflows.UpdateBranchResult{}, err
 	}
 	err = gh.UpdateBranch(ctx, in.Repository, in.Number, in.ExpectedHeadSHA)
-	if errors.Is(err, forge.ErrStaleHead) {
+	if errors.Is(err, pull.ErrStaleHead) {
 		return workflows.UpdateBranchResult{Stale: true}, nil
 	}
 	return workflows.UpdateBranchResult{}, forgeError(err)
@@ -245,7 +246,7 @@ func (f *Forge) Merge(ctx context.Context, in workflows.MergeInput) (workflows.M
 	}
 	sha, err := gh.Merge(ctx, in.Repository, in.Number, in.SHA, in.Title, in.Message)
 	switch {
-	case errors.Is(err, forge.ErrStaleHead), errors.Is(err, forge.ErrNotMergeable):
+	case errors.Is(err, pull.ErrStaleHead), errors.Is(err, pull.ErrNotMergeable):
 		return workflows.MergeResult{Refused: err.Error()}, nil
 	case err != nil:
 		return workflows.MergeResult{}, forgeError(err)
@@ -264,7 +265,7 @@ func forgeError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, forge.ErrRejected) || errors.Is(err, forge.ErrNotFound) || errors.Is(err, forge.ErrStaleHead) || errors.Is(err, forge.ErrNotMergeable) {
+	if errors.Is(err, pull.ErrRejected) || errors.Is(err, pull.ErrNotFound) || errors.Is(err, pull.ErrStaleHead) || errors.Is(err, pull.ErrNotMergeable) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
 	}
 	return err
@@ -274,7 +275,7 @@ func forgeError(err error) error {
 // branch the clone cannot follow is final, with Sync's words; a forge
 // that did not answer the fetch is retried.
 func branchError(err error) error {
-	if errors.Is(err, forge.ErrBranchMoved) {
+	if errors.Is(err, pull.ErrBranchMoved) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeBranchMoved, err)
 	}
 	return gitError(err)
@@ -285,7 +286,7 @@ func branchError(err error) error {
 // is final, so the job says so at once instead of after its retries; a
 // remote that did not answer is retried.
 func gitError(err error) error {
-	if errors.Is(err, forge.ErrRemoteRefused) {
+	if errors.Is(err, pull.ErrRemoteRefused) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeForgeRefused, err)
 	}
 	return err
@@ -363,7 +364,7 @@ func (f *Forge) follow(ctx context.Context, r *forge.Repo, in workflows.BuildCan
 		return err
 	})
 	switch {
-	case errors.Is(err, forge.ErrBranchMoved):
+	case errors.Is(err, pull.ErrBranchMoved):
 		return refuse("%v", err)
 	case err != nil:
 		return gitError(fmt.Errorf("build the candidate of job %s: %w", in.Job, err))

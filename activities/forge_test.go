@@ -24,6 +24,7 @@ import (
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -67,7 +68,7 @@ func TestForgeActivities(t *testing.T) {
 	}
 
 	in := workflows.ProposeInput{Clone: p1.Clone, Repository: "underpass-ai/app", Branch: "repair/" + prep.Job, Base: p1.Base,
-		Commit: forge.CommitMessage{Title: "Repair: Parse handles empty input", Body: "## Cause\n…", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
+		Commit: pull.CommitMessage{Title: "Repair: Parse handles empty input", Body: "## Cause\n…", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
 		Title:  "Repair: Parse handles empty input", Body: "## Cause\n…"}
 	if res, err := f.Propose(ctx, in); err != nil || !res.NothingChanged {
 		t.Fatalf("propose with nothing changed: %+v, %v", res, err)
@@ -543,7 +544,7 @@ func newUpdatedJob(t *testing.T, files, round1, base map[string]string) *updated
 		t.Fatal(err)
 	}
 	j.in = workflows.ProposeInput{Clone: j.prep.Clone, Repository: "underpass-ai/app", Branch: "repair/" + job, Base: j.prep.Base,
-		Commit: forge.CommitMessage{Title: "Repair: Parse handles empty input", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
+		Commit: pull.CommitMessage{Title: "Repair: Parse handles empty input", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
 		Title:  "Repair: Parse handles empty input"}
 	writeFiles(t, j.prep.Clone, round1)
 	if j.first, err = j.f.Propose(ctx, j.in); err != nil {
@@ -695,7 +696,7 @@ func TestForgeHeartbeats(t *testing.T) {
 					t.Fatal(err)
 				}
 				return workflows.ProposeInput{Clone: p.Clone, Repository: "underpass-ai/app", Branch: "repair/" + job, Base: p.Base,
-					Commit: forge.CommitMessage{Title: "Repair"}, Title: "Repair"}
+					Commit: pull.CommitMessage{Title: "Repair"}, Title: "Repair"}
 			}},
 	}
 	for _, tc := range tests {
@@ -761,5 +762,15 @@ func TestPrepareRefusedRemote(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "20261201-1200-parse-fails")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the failed clone left its directory: %v", err)
+	}
+}
+
+// TestCandidateOutlastsTheBuild holds the candidate build activity's
+// timeout above the build's own limit, so a build that runs too long is
+// reported by the forge ("it did not finish within …"), not cut by
+// Temporal.
+func TestCandidateOutlastsTheBuild(t *testing.T) {
+	if got := workflows.CandidateOptions.StartToCloseTimeout; got < forge.BuildLimit+time.Minute {
+		t.Errorf("CandidateOptions.StartToCloseTimeout = %v, want at least forge.BuildLimit (%v) and a minute", got, forge.BuildLimit)
 	}
 }

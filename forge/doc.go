@@ -5,7 +5,7 @@
 // The GitHub half is a thin, typed client: each method is one REST call or
 // a bounded few, never a retry loop. Retrying, waiting and deciding belong
 // to the caller (an activity, and the job's workflow above it), which tells
-// the failures apart with errors.Is:
+// the failures apart with errors.Is on the sentinels of package pull:
 //
 //   - ErrNotFound: the issue, pull request or ref does not exist.
 //   - ErrStaleHead: a SHA guard failed (the head moved): re-read, re-decide.
@@ -18,11 +18,12 @@
 // a pull request already merged at the same head as merged, DeleteBranch
 // accepts a branch already gone.
 //
-// Checks and Evaluate turn what the forge says about a head SHA into one
-// verdict for a watch (waiting, green, red, behind, conflict, closed,
-// merged outside, blocked by the forge, no checks). Evaluate is pure: the
-// watch keeps its memory in a WatchState and carries it from read to read,
-// so a workflow can call it deterministically.
+// Checks reads what the forge says about a head SHA; pull.Evaluate turns it
+// into one verdict for a watch (waiting, green, red, behind, conflict,
+// closed, merged outside, blocked by the forge, no checks). The types a
+// workflow decides with (the pull request, the issue, the checks, the
+// watch's memory, the commit message) and the sentinels live in forge/pull,
+// which imports no I/O, so package workflows never imports this one.
 //
 // forge/githubtest serves the same REST calls from a local bare repository
 // for tests.

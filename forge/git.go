@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 // AuthorName and AuthorEmail sign every commit a job makes, as author and
@@ -26,10 +28,6 @@ const (
 	AuthorName  = "AXLR"
 	AuthorEmail = "axlr@underpass.ai"
 )
-
-// ErrNothingChanged is returned by Commit when staging the worktree leaves
-// the index equal to HEAD: the model handed back without changing a file.
-var ErrNothingChanged = errors.New("the repair changed no file in the clone")
 
 // GitAuth is what a clone or a push presents to the remote.
 type GitAuth struct {
@@ -51,17 +49,12 @@ func (a GitAuth) method(remote string) transport.AuthMethod {
 	return &githttp.BasicAuth{Username: "x-access-token", Password: a.Token}
 }
 
-// ErrRemoteRefused: the remote answered that the repository is not there
-// or is empty, or that the credentials are missing or not enough. A retry
-// cannot help: repair.remote or the token is to be fixed.
-var ErrRemoteRefused = errors.New("the remote refused")
-
 // refusedError is a clone's, push's or fetch's error that matches
 // ErrRemoteRefused, its text unchanged.
 type refusedError struct{ error }
 
 func (e refusedError) Unwrap() error        { return e.error }
-func (e refusedError) Is(target error) bool { return target == ErrRemoteRefused }
+func (e refusedError) Is(target error) bool { return target == pull.ErrRemoteRefused }
 
 // remoteError is the error of a clone, push or fetch: the token scrubbed
 // from it, and a refusal of the remote matching ErrRemoteRefused.
@@ -84,34 +77,6 @@ func (a GitAuth) scrub(err error) error {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), a.Token, "[token]"))
-}
-
-// CommitMessage is a job's commit: Title, a blank line, Body, a blank line
-// and Trailer (such as "Repaired-by: AXLR axlr_repair 1.0 <instance>").
-// Empty parts are left out with their blank line.
-type CommitMessage struct {
-	Title   string
-	Body    string
-	Trailer string
-}
-
-// text is the message as stored in the commit, ending with a newline as git
-// commit -m writes it.
-func (c CommitMessage) text() (string, error) {
-	title := strings.TrimSpace(c.Title)
-	if title == "" {
-		return "", errors.New("the commit message has no title")
-	}
-	if strings.ContainsAny(title, "\r\n") {
-		return "", errors.New("the commit title must be one line")
-	}
-	parts := []string{title}
-	for _, p := range []string{c.Body, c.Trailer} {
-		if p = strings.TrimRight(strings.TrimLeft(p, "\r\n"), " \t\r\n"); p != "" {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, "\n\n") + "\n", nil
 }
 
 // Repo is a job's clone: a non-bare repository with a worktree and an
@@ -258,8 +223,8 @@ func (r *Repo) Dirty() ([]string, error) {
 // A retry is safe: when HEAD already is branch at a commit with exactly this
 // message and the worktree has no further change, that commit's hash is
 // returned and nothing is committed.
-func (r *Repo) Commit(branch string, c CommitMessage) (string, error) {
-	msg, err := c.text()
+func (r *Repo) Commit(branch string, c pull.CommitMessage) (string, error) {
+	msg, err := c.Text()
 	if err != nil {
 		return "", fmt.Errorf("commit on %s: %w", branch, err)
 	}
@@ -295,7 +260,7 @@ func (r *Repo) Commit(branch string, c CommitMessage) (string, error) {
 	sig := &object.Signature{Name: AuthorName, Email: AuthorEmail, When: time.Now()}
 	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
 	if errors.Is(err, git.ErrEmptyCommit) {
-		return "", ErrNothingChanged
+		return "", pull.ErrNothingChanged
 	}
 	if err != nil {
 		return "", fmt.Errorf("commit on %s: %w", branch, err)
@@ -364,11 +329,6 @@ func (r *Repo) Push(ctx context.Context, branch string, auth GitAuth) error {
 	return nil
 }
 
-// ErrBranchMoved is what each refusal of Sync matches with errors.Is: the
-// job's branch moved on the forge in a way the clone does not follow by
-// itself. Fetching again finds the same.
-var ErrBranchMoved = errors.New("the branch moved on the forge")
-
 // BranchConflictError is Sync's refusal when the forge updated the branch
 // (GitHub's update-branch merges the base into it) with changes to files
 // the worktree changes too. Files lists the worktree's paths, sorted.
@@ -383,7 +343,7 @@ func (e *BranchConflictError) Error() string {
 }
 
 // Is makes a BranchConflictError match ErrBranchMoved.
-func (e *BranchConflictError) Is(target error) bool { return target == ErrBranchMoved }
+func (e *BranchConflictError) Is(target error) bool { return target == pull.ErrBranchMoved }
 
 // BranchDivergedError is Sync's refusal when the forge's branch neither
 // descends from the clone's HEAD nor is behind it: it was force-pushed, or
@@ -397,11 +357,11 @@ type BranchDivergedError struct {
 func (e *BranchDivergedError) Error() string {
 	return fmt.Sprintf("the branch %s on the forge is at %s, which does not descend from the clone's HEAD %s "+
 		"(it was force-pushed, or pushed to after the clone committed); the job does not overwrite it",
-		e.Branch, shortSHA(e.Remote), shortSHA(e.Local))
+		e.Branch, pull.ShortSHA(e.Remote), pull.ShortSHA(e.Local))
 }
 
 // Is makes a BranchDivergedError match ErrBranchMoved.
-func (e *BranchDivergedError) Is(target error) bool { return target == ErrBranchMoved }
+func (e *BranchDivergedError) Is(target error) bool { return target == pull.ErrBranchMoved }
 
 // Sync brings the clone to origin's branch when the forge moved it on, as
 // GitHub does when it updates a pull request's branch with a merge of its

@@ -21,6 +21,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 // testOrigin makes a bare repository whose HEAD is branch and whose branch
@@ -291,7 +293,7 @@ func TestDirtyMatchesGitStatus(t *testing.T) {
 	}
 }
 
-var repairMessage = CommitMessage{
+var repairMessage = pull.CommitMessage{
 	Title:   "Repair: hello_probe reports the wrong exit code",
 	Body:    "The probe dropped the child's status.\n\nIt is kept now.",
 	Trailer: "Repaired-by: AXLR axlr_repair 1.0 inst-1",
@@ -370,7 +372,7 @@ func TestCommit(t *testing.T) {
 	// Another message with nothing changed is nothing to commit.
 	other := repairMessage
 	other.Title = "Repair: something else"
-	if _, err := r.Commit("repair/20261016-0930-hello", other); !errors.Is(err, ErrNothingChanged) {
+	if _, err := r.Commit("repair/20261016-0930-hello", other); !errors.Is(err, pull.ErrNothingChanged) {
 		t.Errorf("Commit of a clean tree with another message: %v, want ErrNothingChanged", err)
 	}
 }
@@ -394,7 +396,7 @@ func TestCommitNothingChanged(t *testing.T) {
 			}
 			writeTree(t, r.Dir(), tc.changes)
 			_, err = r.Commit("repair/x", repairMessage)
-			if !errors.Is(err, ErrNothingChanged) {
+			if !errors.Is(err, pull.ErrNothingChanged) {
 				t.Fatalf("Commit = %v, want ErrNothingChanged", err)
 			}
 			if err.Error() != "the repair changed no file in the clone" {
@@ -416,11 +418,11 @@ func TestCommitRefusesBadInput(t *testing.T) {
 	writeTree(t, r.Dir(), map[string]string{"README.md": "x\n"})
 	tests := []struct {
 		name, branch string
-		msg          CommitMessage
+		msg          pull.CommitMessage
 		want         string
 	}{
-		{"no title", "repair/x", CommitMessage{Body: "b"}, "no title"},
-		{"two-line title", "repair/x", CommitMessage{Title: "a\nb"}, "one line"},
+		{"no title", "repair/x", pull.CommitMessage{Body: "b"}, "no title"},
+		{"two-line title", "repair/x", pull.CommitMessage{Title: "a\nb"}, "one line"},
 		{"empty branch", "", repairMessage, "not a valid branch name"},
 		{"bad branch", "repair/a..b", repairMessage, "not a valid branch name"},
 	}
@@ -431,23 +433,6 @@ func TestCommitRefusesBadInput(t *testing.T) {
 				t.Errorf("Commit = %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestCommitMessageText(t *testing.T) {
-	tests := []struct {
-		msg  CommitMessage
-		want string
-	}{
-		{CommitMessage{Title: "T", Body: "B", Trailer: "X: y"}, "T\n\nB\n\nX: y\n"},
-		{CommitMessage{Title: " T ", Body: "\nB\n\n", Trailer: "X: y\n"}, "T\n\nB\n\nX: y\n"},
-		{CommitMessage{Title: "T", Trailer: "X: y"}, "T\n\nX: y\n"},
-		{CommitMessage{Title: "T"}, "T\n"},
-	}
-	for _, tc := range tests {
-		if got, err := tc.msg.text(); err != nil || got != tc.want {
-			t.Errorf("%+v: %q, %v; want %q", tc.msg, got, err, tc.want)
-		}
 	}
 }
 
@@ -496,7 +481,7 @@ func TestPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeTree(t, other.Dir(), map[string]string{"README.md": "someone else\n"})
-	if _, err := other.Commit(branch, CommitMessage{Title: "Other"}); err != nil {
+	if _, err := other.Commit(branch, pull.CommitMessage{Title: "Other"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Push(ctx, branch, GitAuth{}); err == nil {
@@ -574,7 +559,7 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	if err == nil {
 		t.Fatal("an anonymous clone was let in")
 	}
-	if !errors.Is(err, ErrRemoteRefused) {
+	if !errors.Is(err, pull.ErrRemoteRefused) {
 		t.Errorf("an anonymous clone's refusal %v is not ErrRemoteRefused", err)
 	}
 	_, err = Clone(ctx, strings.Replace(remote, "http://", "http://x-access-token:"+token+"@", 1), filepath.Join(t.TempDir(), "embedded"), GitAuth{Token: "wrong"})
@@ -588,7 +573,7 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), token) {
 		t.Errorf("Clone with a wrong token: %v", err)
 	}
-	if !errors.Is(err, ErrRemoteRefused) {
+	if !errors.Is(err, pull.ErrRemoteRefused) {
 		t.Errorf("a wrong token's refusal %v is not ErrRemoteRefused", err)
 	}
 
@@ -602,7 +587,7 @@ func TestGitTokenOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Push(ctx, "repair/http", GitAuth{}); err == nil || !errors.Is(err, ErrRemoteRefused) {
+	if err := r.Push(ctx, "repair/http", GitAuth{}); err == nil || !errors.Is(err, pull.ErrRemoteRefused) {
 		t.Errorf("a push without the token: %v, want it let in never and refused as ErrRemoteRefused", err)
 	}
 	if err := r.Push(ctx, "repair/http", GitAuth{Token: token}); err != nil {
@@ -756,7 +741,7 @@ func TestSyncFollowsAnUpdatedBranch(t *testing.T) {
 			head, err := r.Sync(ctx, branch, GitAuth{})
 			if tc.clash != nil {
 				var ce *BranchConflictError
-				if !errors.As(err, &ce) || !errors.Is(err, ErrBranchMoved) || !reflect.DeepEqual(ce.Files, tc.clash) {
+				if !errors.As(err, &ce) || !errors.Is(err, pull.ErrBranchMoved) || !reflect.DeepEqual(ce.Files, tc.clash) {
 					t.Fatalf("Sync = %q, %v; want a conflict on %q", head, err, tc.clash)
 				}
 				want := "the branch " + branch + " was updated on the forge with changes to files this round changes too: " + strings.Join(tc.clash, ", ")
@@ -858,7 +843,7 @@ func TestSyncLeavesTheClone(t *testing.T) {
 	check("the branch at HEAD", sha)
 
 	writeTree(t, r.Dir(), map[string]string{"README.md": "round two\n"})
-	ahead, err := r.Commit(branch, CommitMessage{Title: "Round two"})
+	ahead, err := r.Commit(branch, pull.CommitMessage{Title: "Round two"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -887,7 +872,7 @@ func TestSyncRefusesARewrittenBranch(t *testing.T) {
 
 	head, err := r.Sync(context.Background(), branch, GitAuth{})
 	var de *BranchDivergedError
-	if !errors.As(err, &de) || !errors.Is(err, ErrBranchMoved) || de.Local != round1 || de.Remote != forced {
+	if !errors.As(err, &de) || !errors.Is(err, pull.ErrBranchMoved) || de.Local != round1 || de.Remote != forced {
 		t.Fatalf("Sync = %q, %v; want the branch diverged from %s to %s", head, err, round1, forced)
 	}
 	if !strings.Contains(err.Error(), "force-pushed") || !strings.Contains(err.Error(), forced[:12]) {
@@ -919,8 +904,8 @@ func TestCloneRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Clone(ctx, tt.remote, filepath.Join(t.TempDir(), "c"), GitAuth{})
-			if err == nil || errors.Is(err, ErrRemoteRefused) != tt.refused {
-				t.Fatalf("clone %s: %v, refused %v, want refused %v", tt.remote, err, errors.Is(err, ErrRemoteRefused), tt.refused)
+			if err == nil || errors.Is(err, pull.ErrRemoteRefused) != tt.refused {
+				t.Fatalf("clone %s: %v, refused %v, want refused %v", tt.remote, err, errors.Is(err, pull.ErrRemoteRefused), tt.refused)
 			}
 		})
 	}

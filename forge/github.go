@@ -19,6 +19,8 @@ import (
 	"github.com/cli/go-gh/v2/pkg/api"
 	"github.com/cli/go-gh/v2/pkg/auth"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 // DefaultAPIURL is the REST base of github.com.
@@ -161,25 +163,6 @@ func Token(host string, getenv func(string) string) (string, error) {
 		host, strings.Join(names, " or "), host)
 }
 
-// The kinds of GitHubError, for errors.Is.
-var (
-	// ErrNotFound: the repository, issue, pull request, ref or run does
-	// not exist (or the token may not see it).
-	ErrNotFound = errors.New("not found")
-	// ErrStaleHead: a SHA guard failed; the pull request's head is not the
-	// SHA the caller named. Re-read it and decide again.
-	ErrStaleHead = errors.New("stale head")
-	// ErrNotMergeable: GitHub refused the merge (conflict, protection,
-	// review, out of date). Re-evaluate; a blind retry cannot help.
-	ErrNotMergeable = errors.New("not mergeable")
-	// ErrRejected: GitHub refused the request (validation, permission,
-	// credentials). A retry of the same request cannot help.
-	ErrRejected = errors.New("refused by the forge")
-	// ErrUnreadable: no usable answer (network, timeout, 5xx, rate limit,
-	// a malformed or oversized body). A later retry may help.
-	ErrUnreadable = errors.New("forge unreadable")
-)
-
 // GitHubError is the error of every GitHub method. Kind is one of ErrNotFound,
 // ErrStaleHead, ErrNotMergeable, ErrRejected and ErrUnreadable, and
 // errors.Is sees both Kind and Err. Its text never holds the token.
@@ -199,7 +182,7 @@ func (e *GitHubError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // fail wraps err (from call) as a GitHubError, classified by its status.
 func (g *GitHub) fail(op string, err error) *GitHubError {
-	e := &GitHubError{Op: op, Kind: ErrUnreadable, Err: err, detail: err.Error()}
+	e := &GitHubError{Op: op, Kind: pull.ErrUnreadable, Err: err, detail: err.Error()}
 	if g.token != "" {
 		e.detail = strings.ReplaceAll(e.detail, g.token, "[token]")
 	}
@@ -208,13 +191,13 @@ func (g *GitHub) fail(op string, err error) *GitHubError {
 		e.StatusCode, e.Message = he.StatusCode, he.Message
 		switch s := he.StatusCode; {
 		case s == http.StatusNotFound || s == http.StatusGone:
-			e.Kind = ErrNotFound
+			e.Kind = pull.ErrNotFound
 		case s == http.StatusTooManyRequests || s >= 500:
-			e.Kind = ErrUnreadable
+			e.Kind = pull.ErrUnreadable
 		case s == http.StatusForbidden && (he.Headers.Get("X-RateLimit-Remaining") == "0" || he.Headers.Get("Retry-After") != ""):
-			e.Kind = ErrUnreadable
+			e.Kind = pull.ErrUnreadable
 		default:
-			e.Kind = ErrRejected
+			e.Kind = pull.ErrRejected
 		}
 	}
 	return e
@@ -222,7 +205,7 @@ func (g *GitHub) fail(op string, err error) *GitHubError {
 
 // refuse is a GitHubError for an input the client does not send.
 func refuse(op string, err error) *GitHubError {
-	return &GitHubError{Op: op, Kind: ErrRejected, Err: err, detail: err.Error()}
+	return &GitHubError{Op: op, Kind: pull.ErrRejected, Err: err, detail: err.Error()}
 }
 
 // readPages reads the list at path page by page, perPage items a page, each
@@ -282,7 +265,7 @@ func nextLink(header string) bool {
 // unusable is a GitHubError for an answer that parsed but is not what was
 // asked for: a forge that answers so cannot be read.
 func unusable(op, detail string) *GitHubError {
-	return &GitHubError{Op: op, Kind: ErrUnreadable, Err: errors.New(detail), detail: detail}
+	return &GitHubError{Op: op, Kind: pull.ErrUnreadable, Err: errors.New(detail), detail: detail}
 }
 
 // call sends one request to base+path and decodes a JSON answer into out
@@ -367,23 +350,15 @@ func branchPath(branch string) (string, error) {
 	return strings.Join(parts, "/"), nil
 }
 
-// Issue is what a brief needs of a GitHub issue.
-type Issue struct {
-	Number int    `json:"number"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	URL    string `json:"url"`
-}
-
 // Issue reads issue n of repo ("owner/name").
-func (g *GitHub) Issue(ctx context.Context, repo string, n int) (Issue, error) {
+func (g *GitHub) Issue(ctx context.Context, repo string, n int) (pull.Issue, error) {
 	op := fmt.Sprintf("read issue %d of %s", n, repo)
 	rp, err := repoPath(repo)
 	if err == nil {
 		err = checkNumber(n)
 	}
 	if err != nil {
-		return Issue{}, refuse(op, err)
+		return pull.Issue{}, refuse(op, err)
 	}
 	var w struct {
 		Number  int    `json:"number"`
@@ -392,29 +367,12 @@ func (g *GitHub) Issue(ctx context.Context, repo string, n int) (Issue, error) {
 		HTMLURL string `json:"html_url"`
 	}
 	if err := g.call(ctx, http.MethodGet, rp+"/issues/"+strconv.Itoa(n), nil, nil, &w); err != nil {
-		return Issue{}, g.fail(op, err)
+		return pull.Issue{}, g.fail(op, err)
 	}
 	if w.Number != n {
-		return Issue{}, unusable(op, fmt.Sprintf("the answer is not issue %d (number %d)", n, w.Number))
+		return pull.Issue{}, unusable(op, fmt.Sprintf("the answer is not issue %d (number %d)", n, w.Number))
 	}
-	return Issue{Number: w.Number, Title: w.Title, Body: w.Body, URL: w.HTMLURL}, nil
-}
-
-// PullRequest is a pull request as a watch reads it.
-type PullRequest struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`   // the page, html_url
-	State  string `json:"state"` // "open" or "closed" (a merged one is closed)
-	Merged bool   `json:"merged"`
-	// MergeSHA is the squash or merge commit on the base, once merged.
-	MergeSHA string `json:"merge_sha,omitempty"`
-	// MergeableState is GitHub's mergeable_state: clean, has_hooks,
-	// unstable, dirty, blocked, behind, unknown (still computing) or draft.
-	// Lists do not carry it: it is empty in FindPullRequest's answer.
-	MergeableState string `json:"mergeable_state,omitempty"`
-	HeadRef        string `json:"head_ref"`
-	HeadSHA        string `json:"head_sha"`
-	BaseRef        string `json:"base_ref"`
+	return pull.Issue{Number: w.Number, Title: w.Title, Body: w.Body, URL: w.HTMLURL}, nil
 }
 
 type pullWire struct {
@@ -456,8 +414,8 @@ func (w pullWire) check(op string, want int) error {
 	return nil
 }
 
-func (w pullWire) pullRequest() PullRequest {
-	p := PullRequest{
+func (w pullWire) pullRequest() pull.Request {
+	p := pull.Request{
 		Number:         w.Number,
 		URL:            w.HTMLURL,
 		State:          w.State,
@@ -481,21 +439,21 @@ func (w pullWire) pullRequest() PullRequest {
 }
 
 // PullRequest reads pull request n of repo.
-func (g *GitHub) PullRequest(ctx context.Context, repo string, n int) (PullRequest, error) {
+func (g *GitHub) PullRequest(ctx context.Context, repo string, n int) (pull.Request, error) {
 	op := fmt.Sprintf("read pull request %d of %s", n, repo)
 	rp, err := repoPath(repo)
 	if err == nil {
 		err = checkNumber(n)
 	}
 	if err != nil {
-		return PullRequest{}, refuse(op, err)
+		return pull.Request{}, refuse(op, err)
 	}
 	var w pullWire
 	if err := g.call(ctx, http.MethodGet, rp+"/pulls/"+strconv.Itoa(n), nil, nil, &w); err != nil {
-		return PullRequest{}, g.fail(op, err)
+		return pull.Request{}, g.fail(op, err)
 	}
 	if err := w.check(op, n); err != nil {
-		return PullRequest{}, err
+		return pull.Request{}, err
 	}
 	return w.pullRequest(), nil
 }
@@ -504,7 +462,7 @@ func (g *GitHub) PullRequest(ctx context.Context, repo string, n int) (PullReque
 // of repo itself, or "owner:branch" for a fork) into base, nil when there
 // is none. Call it before OpenPullRequest so that a repeated open finds
 // the first one.
-func (g *GitHub) FindPullRequest(ctx context.Context, repo, headBranch, base string) (*PullRequest, error) {
+func (g *GitHub) FindPullRequest(ctx context.Context, repo, headBranch, base string) (*pull.Request, error) {
 	op := fmt.Sprintf("find the open pull request of %s into %s in %s", headBranch, base, repo)
 	rp, err := repoPath(repo)
 	if err != nil {
@@ -554,20 +512,20 @@ type NewPullRequest struct {
 // OpenPullRequest opens p in repo. When GitHub answers that a pull request
 // already exists for p's head, it returns that one (FindPullRequest), so a
 // repeated open never makes a second pull request.
-func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequest) (PullRequest, error) {
+func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequest) (pull.Request, error) {
 	op := fmt.Sprintf("open a pull request of %s into %s in %s", p.Head, p.Base, repo)
 	rp, err := repoPath(repo)
 	if err != nil {
-		return PullRequest{}, refuse(op, err)
+		return pull.Request{}, refuse(op, err)
 	}
 	switch n := len([]rune(p.Title)); {
 	case strings.TrimSpace(p.Title) == "":
-		return PullRequest{}, refuse(op, errors.New("empty title"))
+		return pull.Request{}, refuse(op, errors.New("empty title"))
 	case n > 256:
-		return PullRequest{}, refuse(op, fmt.Errorf("title of %d characters (at most 256)", n))
+		return pull.Request{}, refuse(op, fmt.Errorf("title of %d characters (at most 256)", n))
 	}
 	if n := len([]rune(p.Body)); n > 65536 {
-		return PullRequest{}, refuse(op, fmt.Errorf("body of %d characters (at most 65536)", n))
+		return pull.Request{}, refuse(op, fmt.Errorf("body of %d characters (at most 65536)", n))
 	}
 	_, headBranch, fork := strings.Cut(p.Head, ":")
 	if !fork {
@@ -575,7 +533,7 @@ func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequ
 	}
 	for _, b := range []string{headBranch, p.Base} {
 		if _, err := branchPath(b); err != nil {
-			return PullRequest{}, refuse(op, err)
+			return pull.Request{}, refuse(op, err)
 		}
 	}
 	in := map[string]string{"title": p.Title, "body": p.Body, "head": p.Head, "base": p.Base}
@@ -583,7 +541,7 @@ func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequ
 	err = g.call(ctx, http.MethodPost, rp+"/pulls", nil, in, &w)
 	if err == nil {
 		if err := w.check(op, 0); err != nil {
-			return PullRequest{}, err
+			return pull.Request{}, err
 		}
 		return w.pullRequest(), nil
 	}
@@ -591,13 +549,13 @@ func (g *GitHub) OpenPullRequest(ctx context.Context, repo string, p NewPullRequ
 	if e.StatusCode == http.StatusUnprocessableEntity && strings.Contains(strings.ToLower(e.Message), "already exists") {
 		found, ferr := g.FindPullRequest(ctx, repo, p.Head, p.Base)
 		if ferr != nil {
-			return PullRequest{}, errors.Join(e, ferr)
+			return pull.Request{}, errors.Join(e, ferr)
 		}
 		if found != nil {
 			return *found, nil
 		}
 	}
-	return PullRequest{}, e
+	return pull.Request{}, e
 }
 
 // UpdateBranch merges the base into the head of pull request n, provided
@@ -625,7 +583,7 @@ func (g *GitHub) UpdateBranch(ctx context.Context, repo string, n int, expectedH
 		// 422 is both "the head moved" and other refusals: the head
 		// tells which.
 		if pr, rerr := g.PullRequest(ctx, repo, n); rerr == nil && pr.HeadSHA != expectedHeadSHA {
-			e.Kind = ErrStaleHead
+			e.Kind = pull.ErrStaleHead
 		}
 	}
 	return e
@@ -663,7 +621,7 @@ func (g *GitHub) Merge(ctx context.Context, repo string, n int, sha, title, mess
 	err = g.call(ctx, http.MethodPut, rp+"/pulls/"+strconv.Itoa(n)+"/merge", nil, in, &out)
 	if err == nil {
 		if !out.Merged || out.SHA == "" {
-			return "", &GitHubError{Op: op, Kind: ErrNotMergeable, StatusCode: http.StatusOK,
+			return "", &GitHubError{Op: op, Kind: pull.ErrNotMergeable, StatusCode: http.StatusOK,
 				Err: errors.New("the forge answered without a merge"), detail: "the forge answered without a merge"}
 		}
 		return out.SHA, nil
@@ -675,9 +633,9 @@ func (g *GitHub) Merge(ctx context.Context, repo string, n int, sha, title, mess
 		if rerr == nil && pr.Merged && pr.HeadSHA == sha && pr.MergeSHA != "" {
 			return pr.MergeSHA, nil
 		}
-		e.Kind = ErrNotMergeable
+		e.Kind = pull.ErrNotMergeable
 		if e.StatusCode == http.StatusConflict || (rerr == nil && pr.HeadSHA != sha) {
-			e.Kind = ErrStaleHead
+			e.Kind = pull.ErrStaleHead
 		}
 	}
 	return "", e

@@ -15,6 +15,7 @@ import (
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 // ghClone is a working clone of a githubtest repository, pushing with git's
@@ -116,8 +117,8 @@ func TestPullRequestScenario(t *testing.T) {
 		t.Fatalf("a retried open gave %+v, %v", retried, err)
 	}
 
-	w := forge.WatchState{Now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Grace: 2 * time.Minute}
-	read := func(want forge.VerdictKind, reason string) forge.Verdict {
+	w := pull.WatchState{Now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Grace: 2 * time.Minute}
+	read := func(want pull.VerdictKind, reason string) pull.Verdict {
 		t.Helper()
 		p, err := gh.PullRequest(ctx, ghRepo, pr.Number)
 		if err != nil {
@@ -127,7 +128,7 @@ func TestPullRequestScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := forge.Evaluate(p, c, w)
+		v := pull.Evaluate(p, c, w)
 		if v.Kind != want || !strings.Contains(v.Reason, reason) {
 			t.Fatalf("read %d: %s (%s), want %s containing %q", w.Reads+1, v.Kind, v.Reason, want, reason)
 		}
@@ -136,43 +137,43 @@ func TestPullRequestScenario(t *testing.T) {
 		return v
 	}
 
-	read(forge.Waiting, "register")
-	read(forge.Waiting, "1 pending, 1 passed")
-	red := read(forge.Red, "test: failure https://ci.example/"+first[:7])
+	read(pull.Waiting, "register")
+	read(pull.Waiting, "1 pending, 1 passed")
+	red := read(pull.Red, "test: failure https://ci.example/"+first[:7])
 	if red.HeadSHA != first || len(red.Failed) != 1 {
 		t.Errorf("red verdict %+v", red)
 	}
 
 	fix := clone.push(branch, map[string]string{"calc.go": "package calc // fixed\n"})
-	v := read(forge.Waiting, "register") // the old head's red is not this head's
+	v := read(pull.Waiting, "register") // the old head's red is not this head's
 	if v.HeadSHA != fix || w.HeadSHA != fix {
 		t.Fatalf("watching %s, want the fix %s", v.HeadSHA, fix)
 	}
-	read(forge.Waiting, "pending")
-	read(forge.Green, "checks green (2 passed)")
+	read(pull.Waiting, "pending")
+	read(pull.Green, "checks green (2 passed)")
 
 	if _, err := r.Commit("main", "someone else's change\n", map[string]string{"NEWS": "1.1\n"}); err != nil {
 		t.Fatal(err)
 	}
-	read(forge.Behind, "behind")
+	read(pull.Behind, "behind")
 	_, err = gh.Merge(ctx, ghRepo, pr.Number, fix, "", "")
-	ghKind(t, err, forge.ErrNotMergeable) // strict protection: not up to date
+	ghKind(t, err, pull.ErrNotMergeable) // strict protection: not up to date
 
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, first), forge.ErrStaleHead)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, first), pull.ErrStaleHead)
 	if err := gh.UpdateBranch(ctx, ghRepo, pr.Number, fix); err != nil {
 		t.Fatal(err)
 	}
 	w.UpdatedFrom = fix
-	v = read(forge.Waiting, "register")
+	v = read(pull.Waiting, "register")
 	updated := v.HeadSHA
 	if updated == fix || w.UpdatedFrom != "" {
 		t.Fatalf("after the update the head is %s (UpdatedFrom %q)", updated, w.UpdatedFrom)
 	}
-	read(forge.Waiting, "pending")
-	read(forge.Green, "checks green")
+	read(pull.Waiting, "pending")
+	read(pull.Green, "checks green")
 
 	_, err = gh.Merge(ctx, ghRepo, pr.Number, fix, "Repair: calc divides by zero (#1)", "")
-	ghKind(t, err, forge.ErrStaleHead) // 409: the head is the update's
+	ghKind(t, err, pull.ErrStaleHead) // 409: the head is the update's
 	mergeSHA, err := gh.Merge(ctx, ghRepo, pr.Number, updated, "Repair: calc divides by zero (#1)", "Repaired-by: AXLR axlr_repair 1.0 i-1")
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestPullRequestScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read(forge.MergedOutside, "merged")
+	read(pull.MergedOutside, "merged")
 
 	if c := s.Calls(); c.PullRequestsOpened != 1 || c.Merges != 1 || c.BranchUpdates != 1 || c.RefsDeleted != 1 {
 		t.Errorf("calls %+v: want one pull request, one merge, one update, one delete", c)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 const (
@@ -52,7 +53,7 @@ func ghCommit(t *testing.T, r *githubtest.Repository, branch string, files map[s
 	return sha
 }
 
-func ghOpen(t *testing.T, gh *forge.GitHub, branch string) forge.PullRequest {
+func ghOpen(t *testing.T, gh *forge.GitHub, branch string) pull.Request {
 	t.Helper()
 	pr, err := gh.OpenPullRequest(context.Background(), ghRepo, forge.NewPullRequest{Title: "Repair: " + branch, Body: "body", Head: branch, Base: "main"})
 	if err != nil {
@@ -187,11 +188,11 @@ func TestIssue(t *testing.T) {
 		t.Errorf("issue = %+v", is)
 	}
 	_, err = gh.Issue(context.Background(), ghRepo, 42)
-	ghKind(t, err, forge.ErrNotFound)
+	ghKind(t, err, pull.ErrNotFound)
 	_, err = gh.Issue(context.Background(), "not a repo", 1)
-	ghKind(t, err, forge.ErrRejected)
+	ghKind(t, err, pull.ErrRejected)
 	_, err = gh.Issue(context.Background(), ghRepo, 0)
-	ghKind(t, err, forge.ErrRejected)
+	ghKind(t, err, pull.ErrRejected)
 }
 
 func TestOpenPullRequestOnce(t *testing.T) {
@@ -235,7 +236,7 @@ func TestOpenPullRequestOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := gh.OpenPullRequest(ctx, ghRepo, tt.p)
-			ghKind(t, err, forge.ErrRejected)
+			ghKind(t, err, pull.ErrRejected)
 		})
 	}
 }
@@ -252,7 +253,7 @@ func TestPullRequestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forge.PullRequest{Number: 1, URL: pr.URL, State: "open", MergeableState: "clean", HeadRef: "repair/x", HeadSHA: head, BaseRef: "main"}
+	want := pull.Request{Number: 1, URL: pr.URL, State: "open", MergeableState: "clean", HeadRef: "repair/x", HeadSHA: head, BaseRef: "main"}
 	if got != want {
 		t.Errorf("read %+v, want %+v", got, want)
 	}
@@ -265,7 +266,7 @@ func TestPullRequestRead(t *testing.T) {
 		t.Errorf("after the merge %+v, %v; want merged at %s", got, err, sha)
 	}
 	_, err = gh.PullRequest(ctx, ghRepo, 99)
-	ghKind(t, err, forge.ErrNotFound)
+	ghKind(t, err, pull.ErrNotFound)
 }
 
 func TestChecksClassification(t *testing.T) {
@@ -303,7 +304,7 @@ func TestChecksClassification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forge.Checks{
+	want := pull.Checks{
 		SHA:     head,
 		Passed:  []string{"build", "docs", "lint", "ci/jenkins", "ci/flaky"},
 		Pending: []string{"queued", "running", "waiting", "ci/deploy"},
@@ -317,7 +318,7 @@ func TestChecksClassification(t *testing.T) {
 		t.Errorf("Total = %d, want 13", c.Total())
 	}
 	_, err = gh.Checks(context.Background(), ghRepo, "HEAD")
-	ghKind(t, err, forge.ErrRejected)
+	ghKind(t, err, pull.ErrRejected)
 }
 
 func TestChecksReadEveryPage(t *testing.T) {
@@ -372,10 +373,10 @@ func TestUpdateBranch(t *testing.T) {
 	pr := ghOpen(t, gh, "repair/x")
 
 	// Up to date: GitHub's 422 is not a stale head.
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, head), forge.ErrRejected)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, head), pull.ErrRejected)
 
 	ghCommit(t, r, "main", map[string]string{"base.txt": "moved"})
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, strings.Repeat("0", 40)), forge.ErrStaleHead)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, strings.Repeat("0", 40)), pull.ErrStaleHead)
 	if err := gh.UpdateBranch(ctx, ghRepo, pr.Number, head); err != nil {
 		t.Fatal(err)
 	}
@@ -383,9 +384,9 @@ func TestUpdateBranch(t *testing.T) {
 	if err != nil || got.HeadSHA == head || got.MergeableState == "behind" {
 		t.Errorf("after the update %+v, %v", got, err)
 	}
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, head), forge.ErrStaleHead)
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, 99, head), forge.ErrNotFound)
-	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, "abc"), forge.ErrRejected)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, head), pull.ErrStaleHead)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, 99, head), pull.ErrNotFound)
+	ghKind(t, gh.UpdateBranch(ctx, ghRepo, pr.Number, "abc"), pull.ErrRejected)
 	if got := s.Calls().BranchUpdates; got != 1 {
 		t.Errorf("branch updates = %d, want 1", got)
 	}
@@ -398,13 +399,13 @@ func TestMerge(t *testing.T) {
 	pr := ghOpen(t, gh, "repair/x")
 
 	_, err := gh.Merge(ctx, ghRepo, pr.Number, strings.Repeat("0", 40), "", "")
-	ghKind(t, err, forge.ErrStaleHead)
+	ghKind(t, err, pull.ErrStaleHead)
 
 	if err := r.SetConflicting(pr.Number, true); err != nil {
 		t.Fatal(err)
 	}
 	_, err = gh.Merge(ctx, ghRepo, pr.Number, head, "", "")
-	ghKind(t, err, forge.ErrNotMergeable)
+	ghKind(t, err, pull.ErrNotMergeable)
 	var ge *forge.GitHubError
 	if errors.As(err, &ge); ge.StatusCode != http.StatusMethodNotAllowed || ge.Message != "Pull Request is not mergeable" {
 		t.Errorf("error carries %d %q", ge.StatusCode, ge.Message)
@@ -430,7 +431,7 @@ func TestMerge(t *testing.T) {
 
 	// Merged, but at another head than asked: not this caller's merge.
 	_, err = gh.Merge(ctx, ghRepo, pr.Number, strings.Repeat("1", 40), "", "")
-	ghKind(t, err, forge.ErrStaleHead)
+	ghKind(t, err, pull.ErrStaleHead)
 }
 
 func TestDeleteBranch(t *testing.T) {
@@ -448,7 +449,7 @@ func TestDeleteBranch(t *testing.T) {
 	if got := s.Calls().RefsDeleted; got != 1 {
 		t.Errorf("refs deleted = %d, want 1", got)
 	}
-	ghKind(t, gh.DeleteBranch(ctx, ghRepo, "../main"), forge.ErrRejected)
+	ghKind(t, gh.DeleteBranch(ctx, ghRepo, "../main"), pull.ErrRejected)
 }
 
 func TestRerunFailedJobs(t *testing.T) {
@@ -482,7 +483,7 @@ func TestRerunFailedJobs(t *testing.T) {
 	s.Fail("rerun-failed-jobs", http.StatusInternalServerError, 1)
 	r.AddCheckRun(head, githubtest.CheckRun{Name: "unit", Conclusion: "failure"})
 	_, err = gh.RerunFailedJobs(ctx, ghRepo, head)
-	ghKind(t, err, forge.ErrUnreadable)
+	ghKind(t, err, pull.ErrUnreadable)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -499,10 +500,10 @@ func TestErrorKinds(t *testing.T) {
 		status int
 		want   error
 	}{
-		{"server error", http.StatusBadGateway, forge.ErrUnreadable},
-		{"rate limited", http.StatusTooManyRequests, forge.ErrUnreadable},
-		{"forbidden", http.StatusForbidden, forge.ErrRejected},
-		{"gone", http.StatusNotFound, forge.ErrNotFound},
+		{"server error", http.StatusBadGateway, pull.ErrUnreadable},
+		{"rate limited", http.StatusTooManyRequests, pull.ErrUnreadable},
+		{"forbidden", http.StatusForbidden, pull.ErrRejected},
+		{"gone", http.StatusNotFound, pull.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -522,7 +523,7 @@ func TestErrorKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = wrong.PullRequest(ctx, ghRepo, pr.Number)
-		ghKind(t, err, forge.ErrRejected)
+		ghKind(t, err, pull.ErrRejected)
 		if strings.Contains(err.Error(), "ghp_wrongtoken") || !strings.Contains(err.Error(), "Bad credentials") {
 			t.Errorf("error %v", err)
 		}
@@ -537,7 +538,7 @@ func TestErrorKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = c.PullRequest(ctx, ghRepo, pr.Number)
-		ghKind(t, err, forge.ErrUnreadable) // and ghKind checks the token is not in it
+		ghKind(t, err, pull.ErrUnreadable) // and ghKind checks the token is not in it
 		if !strings.Contains(err.Error(), "token [token]") {
 			t.Errorf("error %v, want the token replaced", err)
 		}
@@ -547,7 +548,7 @@ func TestErrorKinds(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_, err := gh.PullRequest(cctx, ghRepo, pr.Number)
-		ghKind(t, err, forge.ErrUnreadable)
+		ghKind(t, err, pull.ErrUnreadable)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("error %v does not say it was cancelled", err)
 		}
@@ -570,7 +571,7 @@ func TestUnusableAnswers(t *testing.T) {
 				fmt.Fprint(w, tt.body)
 			})
 			_, err := gh.Issue(context.Background(), ghRepo, 1)
-			ghKind(t, err, forge.ErrUnreadable)
+			ghKind(t, err, pull.ErrUnreadable)
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
 			}
@@ -607,7 +608,7 @@ func TestCompatibleForge(t *testing.T) {
 	if err != nil || pr.MergeableState != "clean" {
 		t.Fatalf("pull request %+v, %v", pr, err)
 	}
-	if v := forge.Evaluate(pr, c, forge.WatchState{Now: time.Now()}); v.Kind != forge.Green {
+	if v := pull.Evaluate(pr, c, pull.WatchState{Now: time.Now()}); v.Kind != pull.Green {
 		t.Fatalf("verdict %+v", v)
 	}
 	conflicted.Store(true)
@@ -622,7 +623,7 @@ func TestCompatibleForge(t *testing.T) {
 // an issue or a pull request of zero values.
 func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 	head := strings.Repeat("d", 40)
-	pull := func(number int, state, sha string) string {
+	pullJSON := func(number int, state, sha string) string {
 		return fmt.Sprintf(`{"number":%d,"state":%q,"head":{"ref":"repair/x","sha":%q},"base":{"ref":"main"}}`, number, state, sha)
 	}
 	tests := []struct {
@@ -635,15 +636,15 @@ func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 			_, err := gh.Issue(context.Background(), ghRepo, 7)
 			return err
 		}, "the answer is not issue 7 (number 0)"},
-		{"another pull request", pull(8, "open", head), func(gh *forge.GitHub) error {
+		{"another pull request", pullJSON(8, "open", head), func(gh *forge.GitHub) error {
 			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
 			return err
 		}, "the answer is not pull request 7 (number 8)"},
-		{"no head SHA", pull(7, "open", ""), func(gh *forge.GitHub) error {
+		{"no head SHA", pullJSON(7, "open", ""), func(gh *forge.GitHub) error {
 			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
 			return err
 		}, `pull request 7 has no head SHA ("")`},
-		{"unknown state", pull(7, "merged", head), func(gh *forge.GitHub) error {
+		{"unknown state", pullJSON(7, "merged", head), func(gh *forge.GitHub) error {
 			_, err := gh.PullRequest(context.Background(), ghRepo, 7)
 			return err
 		}, `pull request 7 has state "merged" (open or closed)`},
@@ -651,7 +652,7 @@ func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 			_, err := gh.OpenPullRequest(context.Background(), ghRepo, forge.NewPullRequest{Title: "t", Head: "repair/x", Base: "main"})
 			return err
 		}, "the answer has no pull request number"},
-		{"found without a head SHA", "[" + pull(7, "open", "HEAD") + "]", func(gh *forge.GitHub) error {
+		{"found without a head SHA", "[" + pullJSON(7, "open", "HEAD") + "]", func(gh *forge.GitHub) error {
 			_, err := gh.FindPullRequest(context.Background(), ghRepo, "repair/x", "main")
 			return err
 		}, `pull request 7 has no head SHA ("HEAD")`},
@@ -666,7 +667,7 @@ func TestAnswersThatAreNotWhatWasAsked(t *testing.T) {
 				fmt.Fprint(w, tt.body)
 			})
 			err := tt.read(gh)
-			ghKind(t, err, forge.ErrUnreadable)
+			ghKind(t, err, pull.ErrUnreadable)
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)
 			}
@@ -746,7 +747,7 @@ func TestChecksKeepTheLatestOfEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forge.Checks{SHA: head, Passed: []string{"test", "build", "ci/lint"}, Pending: []string{"test"}, Failed: []string{"ci/docs: failure"}, Ignored: 1}
+	want := pull.Checks{SHA: head, Passed: []string{"test", "build", "ci/lint"}, Pending: []string{"test"}, Failed: []string{"ci/docs: failure"}, Ignored: 1}
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("checks\n got %+v\nwant %+v", c, want)
 	}
@@ -790,7 +791,7 @@ func TestListsEndAtTheirBound(t *testing.T) {
 		fmt.Fprintf(w, `{"total_count":0,"check_runs":[{"id":%d,"name":"c%d","status":"completed","conclusion":"success","head_sha":%q}]}`, page, page, head)
 	})
 	_, err := gh.Checks(context.Background(), ghRepo, head)
-	ghKind(t, err, forge.ErrUnreadable)
+	ghKind(t, err, pull.ErrUnreadable)
 	if !strings.Contains(err.Error(), "more than 10 pages of check runs (10 read)") {
 		t.Fatalf("error %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -62,11 +62,16 @@ var ForgeOptions = workflow.ActivityOptions{
 	},
 }
 
+// CandidateBuildTimeout bounds one candidate build activity: the forge's
+// go build runs at most 10 minutes (forge.BuildLimit, which
+// activities.TestCandidateOutlastsTheBuild holds below it), and the
+// activity has 2 more to report how it ended.
+const CandidateBuildTimeout = 12 * time.Minute
+
 // CandidateOptions: one candidate build, which heartbeats while go build
-// runs for at most forge.BuildLimit; a build that fails is the result's,
-// not retried.
+// runs; a build that fails is the result's, not retried.
 var CandidateOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: forge.BuildLimit + 2*time.Minute,
+	StartToCloseTimeout: CandidateBuildTimeout,
 	HeartbeatTimeout:    30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:        2 * time.Second,
@@ -93,7 +98,7 @@ var InstallOptions = workflow.ActivityOptions{
 // ForgeActivities are the activities of a job's forge.
 type ForgeActivities interface {
 	Prepare(context.Context, PrepareInput) (PrepareResult, error)
-	Issue(context.Context, IssueInput) (forge.Issue, error)
+	Issue(context.Context, IssueInput) (pull.Issue, error)
 	Propose(context.Context, ProposeInput) (ProposeResult, error)
 	Read(context.Context, ReadInput) (ReadResult, error)
 	UpdateBranch(context.Context, UpdateBranchInput) (UpdateBranchResult, error)
@@ -135,13 +140,13 @@ type IssueInput struct {
 // ProposeInput commits the clone's changes on Branch, pushes it and finds
 // or opens its pull request against Base.
 type ProposeInput struct {
-	Clone      string              `json:"clone"`
-	Repository string              `json:"repository"`
-	Branch     string              `json:"branch"`
-	Base       string              `json:"base"`
-	Commit     forge.CommitMessage `json:"commit"`
-	Title      string              `json:"title"`
-	Body       string              `json:"body"`
+	Clone      string             `json:"clone"`
+	Repository string             `json:"repository"`
+	Branch     string             `json:"branch"`
+	Base       string             `json:"base"`
+	Commit     pull.CommitMessage `json:"commit"`
+	Title      string             `json:"title"`
+	Body       string             `json:"body"`
 }
 
 // ProposeResult is the pull request, or NothingChanged when the clone
@@ -164,9 +169,9 @@ type ReadInput struct {
 // ReadResult is one read; Error says why the forge could not be read (the
 // watch decides what that means), and is empty otherwise.
 type ReadResult struct {
-	PullRequest forge.PullRequest `json:"pull_request"`
-	Checks      forge.Checks      `json:"checks"`
-	Error       string            `json:"error,omitempty"`
+	PullRequest pull.Request `json:"pull_request"`
+	Checks      pull.Checks  `json:"checks"`
+	Error       string       `json:"error,omitempty"`
 }
 
 // UpdateBranchInput updates a branch behind its base, guarded by the head

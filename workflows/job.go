@@ -15,7 +15,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -366,7 +366,7 @@ func signalOutcome(ctx workflow.Context, r jobs.Record, note string) {
 func (j *jobRun) run(ctx workflow.Context) error {
 	r := &j.st.Record
 	if n := j.in.Issue; n > 0 {
-		var is forge.Issue
+		var is pull.Issue
 		if err := executeActivity(ctx, ForgeOptions, ActivityForgeIssue, IssueInput{Repository: r.Repository, Number: n}, &is); err != nil {
 			return fmt.Errorf("read issue #%d of %s: %w", n, r.Repository, err)
 		}
@@ -647,7 +647,7 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 	var res ProposeResult
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgePropose, ProposeInput{
 		Clone: r.Clone, Repository: r.Repository, Branch: branch, Base: j.st.Base,
-		Commit: forge.CommitMessage{Title: title, Body: body, Trailer: jobs.CommitTrailer(r.Kind, r.Instance)},
+		Commit: pull.CommitMessage{Title: title, Body: body, Trailer: jobs.CommitTrailer(r.Kind, r.Instance)},
 		Title:  title, Body: body,
 	}, &res); err != nil {
 		msg, moved := branchMoved(ctx, err)
@@ -660,8 +660,8 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 	rec := map[string]any{"round": j.st.Round}
 	switch {
 	case res.NothingChanged && j.st.Round == 1:
-		rec["proposed"], rec["error"] = false, forge.ErrNothingChanged.Error()
-		j.st.Record.Reason = forge.ErrNothingChanged.Error()
+		rec["proposed"], rec["error"] = false, pull.ErrNothingChanged.Error()
+		j.st.Record.Reason = pull.ErrNothingChanged.Error()
 		return rec, nil
 	case res.NothingChanged:
 		var n int
@@ -688,7 +688,7 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 	r := &j.st.Record
 	deadline := workflow.Now(ctx).Add(j.in.Settings.Watch)
-	var w forge.WatchState
+	var w pull.WatchState
 	updated := false
 	texts := workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	stale := 0
@@ -707,20 +707,20 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 			return blocked("status unreadable: " + read.Error)
 		}
 		w.Now = workflow.Now(ctx)
-		v := forge.Evaluate(read.PullRequest, read.Checks, w)
+		v := pull.Evaluate(read.PullRequest, read.Checks, w)
 		w = v.Next
-		if v.Kind != forge.Red {
+		if v.Kind != pull.Red {
 			j.st.RerunOf = ""
 		}
 		if v.HeadSHA != "" {
 			r.HeadSHA = v.HeadSHA
 		}
 		switch v.Kind {
-		case forge.Green:
+		case pull.Green:
 			j.st.Behind = false
 			rec["verdict"], rec["head_sha"], rec["passed"], rec["updated"] = ceremonies.VerdictGreen, r.HeadSHA, read.Checks.Passed, updated
 			return rec, nil
-		case forge.Red:
+		case pull.Red:
 			failed := strings.Join(v.Failed, "; ")
 			if texts && j.st.RerunOf != "" && failed == j.st.RerunOf && stale < MaxStaleReads {
 				// The failed runs the rerun replaces: the forge does not
@@ -738,7 +738,7 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 			j.st.Red = append(j.st.Red, strings.Join(v.Failed, "; "))
 			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
 			return rec, nil
-		case forge.Behind:
+		case pull.Behind:
 			if updated && v.Passed > 0 && workflow.GetVersion(ctx, versionJobBehindGreen, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 				j.st.Behind = true
 				// The step's record is pinned with axlr_repair 1.0 and
@@ -755,11 +755,11 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 					w.UpdatedFrom, updated = v.HeadSHA, true
 				}
 			}
-		case forge.Conflict:
+		case pull.Conflict:
 			return blocked("the pull request conflicts with its base")
-		case forge.Closed, forge.MergedOutside:
+		case pull.Closed, pull.MergedOutside:
 			return blocked(cmp.Or(v.Reason, "the pull request was closed or merged outside the job"))
-		case forge.ForgeBlocks, forge.NoChecks:
+		case pull.ForgeBlocks, pull.NoChecks:
 			return blocked(v.Reason)
 		}
 		if !workflow.Now(ctx).Before(deadline) {

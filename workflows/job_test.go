@@ -16,7 +16,7 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -117,14 +117,14 @@ type fakeForge struct {
 	issues   []IssueInput
 	mu       sync.Mutex
 	proposes int
-	reads    []forge.Checks // by read, the checks of the current head
+	reads    []pull.Checks // by read, the checks of the current head
 	read     int
 	updates  int
 	merges   []MergeInput
 	reruns   int
 	// pulls, by read, override the pull request's State, Merged and
 	// MergeableState (default open and clean).
-	pulls []forge.PullRequest
+	pulls []pull.Request
 	// unchanged names the proposals (from 1) that find nothing to commit.
 	unchanged map[int]bool
 	// refuse is why every merge is refused; empty, merges land.
@@ -147,11 +147,11 @@ func (f *fakeForge) Prepare(_ context.Context, in PrepareInput) (PrepareResult, 
 	return PrepareResult{Clone: in.Directory + "/" + in.Job, Base: "main", Head: "base0"}, nil
 }
 
-func (f *fakeForge) Issue(_ context.Context, in IssueInput) (forge.Issue, error) {
+func (f *fakeForge) Issue(_ context.Context, in IssueInput) (pull.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.issues = append(f.issues, in)
-	return forge.Issue{Number: in.Number, Title: "Parse panics on empty input", Body: "go test ./... panics.", URL: "https://github.com/o/r/issues/12"}, nil
+	return pull.Issue{Number: in.Number, Title: "Parse panics on empty input", Body: "go test ./... panics.", URL: "https://github.com/o/r/issues/12"}, nil
 }
 
 func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, error) {
@@ -174,7 +174,7 @@ func (f *fakeForge) Read(_ context.Context, in ReadInput) (ReadResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.reads[min(f.read, len(f.reads)-1)]
-	pr := forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: f.head(), BaseRef: "main"}
+	pr := pull.Request{Number: 7, State: "open", MergeableState: "clean", HeadSHA: f.head(), BaseRef: "main"}
 	if len(f.pulls) > 0 {
 		p := f.pulls[min(f.read, len(f.pulls)-1)]
 		pr.State, pr.Merged, pr.MergeableState = cmp.Or(p.State, pr.State), p.Merged, cmp.Or(p.MergeableState, pr.MergeableState)
@@ -223,9 +223,9 @@ var _ ForgeActivities = (*fakeForge)(nil)
 var _ CeremonyActivities = (*repairMADE)(nil)
 
 var (
-	pendingChecks = forge.Checks{Pending: []string{"test"}}
-	redChecks     = forge.Checks{Failed: []string{"test: failure https://ci/1"}}
-	greenChecks   = forge.Checks{Passed: []string{"test"}}
+	pendingChecks = pull.Checks{Pending: []string{"test"}}
+	redChecks     = pull.Checks{Failed: []string{"test: failure https://ci/1"}}
+	greenChecks   = pull.Checks{Passed: []string{"test"}}
 )
 
 type jobHarness struct {
@@ -242,7 +242,7 @@ type jobHarness struct {
 	reports []jobs.Record
 }
 
-func newJobHarness(t *testing.T, acts *scripted, reads ...forge.Checks) *jobHarness {
+func newJobHarness(t *testing.T, acts *scripted, reads ...pull.Checks) *jobHarness {
 	h := &jobHarness{made: &repairMADE{}}
 	h.setup(acts, h.made, reads)
 	h.record = jobs.Record{ID: "20261201-1200-testparse-fails", Kind: jobs.Repair, Signature: "abcd1234", Repository: "o/r",
@@ -253,7 +253,7 @@ func newJobHarness(t *testing.T, acts *scripted, reads ...forge.Checks) *jobHarn
 // setup registers the job's workflow, the session's activities, cer as
 // MADE and a forge fake reading reads, and keeps what the job reports to
 // the registry.
-func (h *jobHarness) setup(acts *scripted, cer CeremonyActivities, reads []forge.Checks) {
+func (h *jobHarness) setup(acts *scripted, cer CeremonyActivities, reads []pull.Checks) {
 	h.acts, h.forge = acts, &fakeForge{reads: reads}
 	h.env = h.NewTestWorkflowEnvironment()
 	h.env.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})

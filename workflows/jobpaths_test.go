@@ -16,7 +16,7 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/made"
 )
@@ -295,7 +295,7 @@ var (
 
 // newPinnedHarness runs a job of kind on its pinned definition, the model
 // answering model, the forge reading reads.
-func newPinnedHarness(t *testing.T, kind jobs.Kind, model []reply, reads ...forge.Checks) *jobHarness {
+func newPinnedHarness(t *testing.T, kind jobs.Kind, model []reply, reads ...pull.Checks) *jobHarness {
 	h := &jobHarness{}
 	created := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	switch kind {
@@ -369,7 +369,7 @@ var (
 		{calls: []scriptCall{stepDoneCall(map[string]any{"summary": "Exec output names its exit code.", "summary_en": "Exec output now names the exit code."})}},
 		{text: "Built; AXLR proposes it now."},
 	}
-	lintRed = forge.Checks{Failed: []string{"test: failure https://ci/1", "lint: failure https://ci/2"}}
+	lintRed = pull.Checks{Failed: []string{"test: failure https://ci/1", "lint: failure https://ci/2"}}
 )
 
 func replies(parts ...[]reply) []reply {
@@ -553,28 +553,28 @@ func TestJobThirdRedRound(t *testing.T) {
 // with the reason, the pull request left as it is: no rerun, no update,
 // no merge.
 func TestJobWatchBlocked(t *testing.T) {
-	open := forge.PullRequest{}
+	open := pull.Request{}
 	tests := []struct {
 		name       string
-		pulls      []forge.PullRequest
-		reads      []forge.Checks
+		pulls      []pull.Request
+		reads      []pull.Checks
 		unreadable string
 		watch      time.Duration
 		reason     string
 	}{
-		{name: "conflict", pulls: []forge.PullRequest{open, {MergeableState: "dirty"}}, reads: []forge.Checks{pendingChecks},
+		{name: "conflict", pulls: []pull.Request{open, {MergeableState: "dirty"}}, reads: []pull.Checks{pendingChecks},
 			reason: "the pull request conflicts with its base"},
-		{name: "closed outside", pulls: []forge.PullRequest{open, {State: "closed"}}, reads: []forge.Checks{pendingChecks},
+		{name: "closed outside", pulls: []pull.Request{open, {State: "closed"}}, reads: []pull.Checks{pendingChecks},
 			reason: "the pull request was closed outside the job"},
-		{name: "merged outside", pulls: []forge.PullRequest{{State: "closed", Merged: true}}, reads: []forge.Checks{greenChecks},
+		{name: "merged outside", pulls: []pull.Request{{State: "closed", Merged: true}}, reads: []pull.Checks{greenChecks},
 			reason: "the pull request was merged outside the job"},
-		{name: "never settles", reads: []forge.Checks{pendingChecks}, watch: 10 * time.Minute,
+		{name: "never settles", reads: []pull.Checks{pendingChecks}, watch: 10 * time.Minute,
 			reason: "checks did not settle within 10m0s"},
-		{name: "no checks", reads: []forge.Checks{{}},
+		{name: "no checks", reads: []pull.Checks{{}},
 			reason: "no checks registered on head1 within 5m0s"},
-		{name: "forge blocks", pulls: []forge.PullRequest{{MergeableState: "blocked"}}, reads: []forge.Checks{greenChecks},
+		{name: "forge blocks", pulls: []pull.Request{{MergeableState: "blocked"}}, reads: []pull.Checks{greenChecks},
 			reason: "checks passed but the forge blocks the merge (review or protection rule)"},
-		{name: "unreadable", reads: []forge.Checks{greenChecks}, unreadable: "read pull request 7 of o/r: 502 Bad Gateway",
+		{name: "unreadable", reads: []pull.Checks{greenChecks}, unreadable: "read pull request 7 of o/r: 502 Bad Gateway",
 			reason: "status unreadable: read pull request 7 of o/r: 502 Bad Gateway"},
 	}
 	for _, tt := range tests {
@@ -609,10 +609,10 @@ func TestJobWatchBlocked(t *testing.T) {
 // behind again with its checks passed on the updated head, the round does
 // not update it again: it is green, and the merge takes the updated head.
 func TestJobBehind(t *testing.T) {
-	behind, clean := forge.PullRequest{MergeableState: "behind"}, forge.PullRequest{}
+	behind, clean := pull.Request{MergeableState: "behind"}, pull.Request{}
 	h := newPinnedHarness(t, jobs.Repair, replies(repairModel, repairAgain),
 		greenChecks, pendingChecks, redChecks, greenChecks, greenChecks)
-	h.forge.pulls = []forge.PullRequest{behind, behind, clean, behind, behind}
+	h.forge.pulls = []pull.Request{behind, behind, clean, behind, behind}
 	h.approveCheck(t)
 	rec := h.run(t, jobSettings(true))
 	if rec.Status != jobs.Completed || rec.HeadSHA != "head2u" || rec.MergeSHA != "merged1" {
@@ -643,9 +643,9 @@ func TestJobBehind(t *testing.T) {
 // (not at the end of the watch), its pending merge saying the branch is
 // behind; a branch that goes green up to date says nothing of the kind.
 func TestJobBehindAgain(t *testing.T) {
-	behind := forge.PullRequest{MergeableState: "behind"}
+	behind := pull.Request{MergeableState: "behind"}
 	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks, greenChecks)
-	h.forge.pulls = []forge.PullRequest{behind, behind}
+	h.forge.pulls = []pull.Request{behind, behind}
 	h.approveCheck(t)
 	var approve outcome
 	h.decideAt(5*time.Minute, JobDecision{RequestID: "d-merge", Job: h.record.ID, Kind: jobs.PendingMerge, Approve: true}, &approve)
@@ -722,7 +722,7 @@ func TestJobDecline(t *testing.T) {
 // kind, one while nothing waits, and a refusal without a reason; none of
 // them changes the job, which takes the valid ones and merges once.
 func TestJobDecideValidator(t *testing.T) {
-	reads := make([]forge.Checks, 20)
+	reads := make([]pull.Checks, 20)
 	for i := range reads {
 		reads[i] = pendingChecks
 	}
@@ -790,7 +790,7 @@ func TestJobNothingProposed(t *testing.T) {
 	h.forge.unchanged = map[int]bool{1: true}
 	h.approveCheck(t)
 	rec := h.run(t, jobSettings(true))
-	if rec.Status != jobs.Blocked || rec.Reason != forge.ErrNothingChanged.Error() || rec.PullRequest != 0 || rec.MergeSHA != "" {
+	if rec.Status != jobs.Blocked || rec.Reason != pull.ErrNothingChanged.Error() || rec.PullRequest != 0 || rec.MergeSHA != "" {
 		t.Fatalf("record %+v", rec)
 	}
 	if got, want := h.calls(), (forgeCalls{Proposes: 1}); got != want || h.forge.read != 0 {

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 )
 
@@ -110,7 +110,7 @@ func (w *queueWorld) Read(_ context.Context, in ReadInput) (ReadResult, error) {
 	if p.unreadable != "" {
 		return ReadResult{Error: p.unreadable}, nil
 	}
-	pr := forge.PullRequest{Number: p.number, State: "open", HeadSHA: p.head, BaseRef: "main", Merged: p.merged}
+	pr := pull.Request{Number: p.number, State: "open", HeadSHA: p.head, BaseRef: "main", Merged: p.merged}
 	if p.merged || p.state == "closed" {
 		pr.State = "closed"
 	}
@@ -126,10 +126,10 @@ func (w *queueWorld) Read(_ context.Context, in ReadInput) (ReadResult, error) {
 		// The forge still shows the head before the update, green.
 		p.lagging = false
 		pr.HeadSHA, pr.MergeableState = p.oldHead, "behind"
-		return ReadResult{PullRequest: pr, Checks: forge.Checks{SHA: p.oldHead, Passed: []string{"test"}}}, nil
+		return ReadResult{PullRequest: pr, Checks: pull.Checks{SHA: p.oldHead, Passed: []string{"test"}}}, nil
 	}
 	p.headReads++
-	c := forge.Checks{SHA: p.head, Passed: []string{"test"}}
+	c := pull.Checks{SHA: p.head, Passed: []string{"test"}}
 	switch {
 	case p.headReads <= p.pendingReads:
 		c.Passed, c.Pending = nil, []string{"test"}
@@ -682,22 +682,22 @@ func TestJudgeQueue(t *testing.T) {
 		text   string
 	}{
 		{"update not shown", QueueEntry{HeadSHA: "h1", UpdatedFrom: "h0", Since: since},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h0", MergeableState: "clean"}, Checks: forge.Checks{SHA: "h0", Passed: []string{"t"}}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h0", MergeableState: "clean"}, Checks: pull.Checks{SHA: "h0", Passed: []string{"t"}}},
 			queueWait, "waiting for the forge to show the updated branch"},
 		{"checks of another head", QueueEntry{HeadSHA: "h0", Since: since},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h1", MergeableState: "clean"}, Checks: forge.Checks{SHA: "h0", Passed: []string{"t"}}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h1", MergeableState: "clean"}, Checks: pull.Checks{SHA: "h0", Passed: []string{"t"}}},
 			queueWait, "waiting for the checks of h1"},
 		{"a pending check holds a failure back", QueueEntry{HeadSHA: "h0", Since: since},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h0", MergeableState: "unstable"}, Checks: forge.Checks{SHA: "h0", Failed: []string{"a: failure"}, Pending: []string{"b"}}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h0", MergeableState: "unstable"}, Checks: pull.Checks{SHA: "h0", Failed: []string{"a: failure"}, Pending: []string{"b"}}},
 			queueWait, "waiting for checks: 1 pending, 0 passed (unstable)"},
 		{"no checks is not green", QueueEntry{HeadSHA: "h0", Since: since},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h0", MergeableState: "clean"}, Checks: forge.Checks{SHA: "h0"}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h0", MergeableState: "clean"}, Checks: pull.Checks{SHA: "h0"}},
 			queueWait, "waiting for checks: 0 pending, 0 passed (clean)"},
 		{"has_hooks is green", QueueEntry{HeadSHA: "h0", Since: since},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h0", MergeableState: "has_hooks"}, Checks: forge.Checks{SHA: "h0", Passed: []string{"a", "b"}}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h0", MergeableState: "has_hooks"}, Checks: pull.Checks{SHA: "h0", Passed: []string{"a", "b"}}},
 			queueMerge, "checks green (2 passed); merging"},
 		{"behind with checks pending is updated", QueueEntry{HeadSHA: "h0", Since: since, Updates: 2},
-			ReadResult{PullRequest: forge.PullRequest{State: "open", HeadSHA: "h0", MergeableState: "behind"}, Checks: forge.Checks{SHA: "h0", Pending: []string{"a"}}},
+			ReadResult{PullRequest: pull.Request{State: "open", HeadSHA: "h0", MergeableState: "behind"}, Checks: pull.Checks{SHA: "h0", Pending: []string{"a"}}},
 			queueUpdate, ""},
 	}
 	for _, tc := range cases {

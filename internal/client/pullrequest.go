@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 )
 
 // ErrNoPullRequest: the job has not opened its pull request yet.
@@ -19,10 +20,10 @@ type PullRequestView struct {
 	Repository string
 	// PullRequest carries the state (open or closed, Merged), GitHub's
 	// mergeable_state and the head SHA.
-	PullRequest forge.PullRequest
+	PullRequest pull.Request
 	// Checks are the head SHA's check runs and commit statuses, each
 	// passed, pending or failed.
-	Checks forge.Checks
+	Checks pull.Checks
 }
 
 // State is "merged", "closed" or "open".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
@@ -36,7 +37,7 @@ func TestPullRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	open := func(branch string) (forge.PullRequest, string) {
+	open := func(branch string) (pull.Request, string) {
 		t.Helper()
 		sha, err := repo.Commit(branch, "fix "+branch, map[string]string{branch + ".go": "package calc\n"})
 		if err != nil {
@@ -88,21 +89,21 @@ func TestPullRequest(t *testing.T) {
 		// Merging the second pull request moved main on: this one is behind.
 		{name: "open with checks of each class", job: "lint-fails", state: "open", want: PullRequestView{
 			Job: "lint-fails", Repository: repoName,
-			PullRequest: forge.PullRequest{Number: checked.Number, URL: checked.URL, State: "open", MergeableState: "behind",
+			PullRequest: pull.Request{Number: checked.Number, URL: checked.URL, State: "open", MergeableState: "behind",
 				HeadRef: "checked", HeadSHA: checkedSHA, BaseRef: "main"},
-			Checks: forge.Checks{SHA: checkedSHA, Passed: []string{"test", "ci/build"}, Pending: []string{"e2e"},
+			Checks: pull.Checks{SHA: checkedSHA, Passed: []string{"test", "ci/build"}, Pending: []string{"e2e"},
 				Failed: []string{"lint: failure https://ci.example/lint"}},
 		}},
 		{name: "merged", job: "parse-fails", state: "merged", want: PullRequestView{
 			Job: "parse-fails", Repository: repoName,
-			PullRequest: forge.PullRequest{Number: merged.Number, URL: merged.URL, State: "closed", Merged: true, MergeSHA: squash,
+			PullRequest: pull.Request{Number: merged.Number, URL: merged.URL, State: "closed", Merged: true, MergeSHA: squash,
 				MergeableState: "unknown", HeadRef: "merged", HeadSHA: mergedSHA, BaseRef: "main"},
-			Checks: forge.Checks{SHA: mergedSHA, Passed: []string{"test"}},
+			Checks: pull.Checks{SHA: mergedSHA, Passed: []string{"test"}},
 		}},
 		{name: "no pull request yet", job: "exec-timeout", is: ErrNoPullRequest, err: []string{"job exec-timeout (running): no pull request yet"}},
-		{name: "pull request not on the forge", job: "gone", is: forge.ErrNotFound,
+		{name: "pull request not on the forge", job: "gone", is: pull.ErrNotFound,
 			err: []string{"job gone, pull request #99: read pull request 99 of underpass-ai/app: not found"}},
-		{name: "token refused", job: "lint-fails", getenv: map[string]string{"GH_ENTERPRISE_TOKEN": "wrong"}, is: forge.ErrRejected,
+		{name: "token refused", job: "lint-fails", getenv: map[string]string{"GH_ENTERPRISE_TOKEN": "wrong"}, is: pull.ErrRejected,
 			err: []string{fmt.Sprintf("job lint-fails, pull request #%d: read pull request %d of underpass-ai/app", checked.Number, checked.Number)}},
 		{name: "no such job", job: "nope", is: jobs.ErrNotFound, err: []string{"nope"}},
 	}

@@ -301,7 +301,7 @@ func pullRequestLine(v client.PullRequestView) string {
 	if len(c.Failed) > 0 {
 		names := make([]string, len(c.Failed))
 		for i, f := range c.Failed {
-			// forge.Checks.Failed holds "<name>: <conclusion> <url>".
+			// pull.Checks.Failed holds "<name>: <conclusion> <url>".
 			if cut := strings.LastIndex(f, ": "); cut > 0 {
 				f = f[:cut]
 			}

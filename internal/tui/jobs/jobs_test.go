@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
@@ -43,9 +43,9 @@ func (f *fakeClient) PullRequest(_ context.Context, id string) (client.PullReque
 		return client.PullRequestView{}, err
 	}
 	return client.PullRequestView{Job: r.ID, Repository: "underpass-ai/axlr",
-		PullRequest: forge.PullRequest{Number: r.PullRequest, State: "open", MergeableState: "blocked",
+		PullRequest: pull.Request{Number: r.PullRequest, State: "open", MergeableState: "blocked",
 			HeadRef: "axlr/" + r.ID, HeadSHA: "0123456789abcdef0123456789abcdef01234567", BaseRef: "main"},
-		Checks: forge.Checks{SHA: "0123456789abcdef0123456789abcdef01234567", Passed: []string{"test", "vet"}, Pending: []string{"e2e"},
+		Checks: pull.Checks{SHA: "0123456789abcdef0123456789abcdef01234567", Passed: []string{"test", "vet"}, Pending: []string{"e2e"},
 			Failed: []string{"lint: failure https://ci.example/lint/1"}},
 	}, nil
 }
@@ -298,16 +298,16 @@ func TestPullRequestLine(t *testing.T) {
 		view client.PullRequestView
 		want string
 	}{
-		{name: "green", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "clean", HeadSHA: sha},
-			Checks: forge.Checks{Passed: []string{"test", "vet", "lint"}}},
+		{name: "green", view: client.PullRequestView{PullRequest: pull.Request{Number: 7, State: "open", MergeableState: "clean", HeadSHA: sha},
+			Checks: pull.Checks{Passed: []string{"test", "vet", "lint"}}},
 			want: "#7 open at 89abcde · merge state CLEAN · 3 passed, 0 pending, 0 failed"},
-		{name: "failed names without their conclusion and link", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "open", MergeableState: "unstable", HeadSHA: sha},
-			Checks: forge.Checks{Failed: []string{"CI / test: failure https://ci.example/1", "ci/build: error"}}},
+		{name: "failed names without their conclusion and link", view: client.PullRequestView{PullRequest: pull.Request{Number: 7, State: "open", MergeableState: "unstable", HeadSHA: sha},
+			Checks: pull.Checks{Failed: []string{"CI / test: failure https://ci.example/1", "ci/build: error"}}},
 			want: "#7 open at 89abcde · merge state UNSTABLE · 0 passed, 0 pending, 2 failed: CI / test, ci/build"},
-		{name: "merged", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "closed", Merged: true, MergeSHA: "fedcba9876543210",
-			MergeableState: "unknown", HeadSHA: sha}, Checks: forge.Checks{Passed: []string{"test"}}},
+		{name: "merged", view: client.PullRequestView{PullRequest: pull.Request{Number: 7, State: "closed", Merged: true, MergeSHA: "fedcba9876543210",
+			MergeableState: "unknown", HeadSHA: sha}, Checks: pull.Checks{Passed: []string{"test"}}},
 			want: "#7 merged as fedcba9 · 1 passed, 0 pending, 0 failed"},
-		{name: "closed", view: client.PullRequestView{PullRequest: forge.PullRequest{Number: 7, State: "closed", MergeableState: "unknown", HeadSHA: sha}},
+		{name: "closed", view: client.PullRequestView{PullRequest: pull.Request{Number: 7, State: "closed", MergeableState: "unknown", HeadSHA: sha}},
 			want: "#7 closed at 89abcde · 0 passed, 0 pending, 0 failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
