@@ -54,21 +54,25 @@ const (
 // NoteToAll addresses a note to every later task.
 const NoteToAll = "all"
 
-// PlanTask is one task of a plan as the planner hands it back. Lists are
-// never nil.
+// PlanTask is one task of a plan as the planner hands it back, and as
+// the plan's verification (package plans) and the task's worker read it.
+// Lists are never nil in a validated hand-back.
 type PlanTask struct {
+	// ID is a slug (plans.ValidID), unique in the plan.
 	ID   string `json:"id"`
 	Goal string `json:"goal"`
-	// Scope are the only workspace paths the task may change; a path may
-	// name a file that does not exist yet.
+	// Scope are the only workspace paths the task may change, 1 to
+	// MaxScope of them; a path may name a file that does not exist yet.
 	Scope []string `json:"scope"`
-	// Context are the citations of the code the worker must read.
+	// Context are the citations of the code the worker must read, at most
+	// MaxCitations.
 	Context   []Citation   `json:"context"`
 	UnitCheck CheckCommand `json:"unit_check"`
-	DependsOn []string     `json:"depends_on"`
+	// DependsOn names the tasks that must finish before this one.
+	DependsOn []string `json:"depends_on"`
 	// TestFirst: the worker writes a failing test first (the red step).
 	TestFirst bool `json:"test_first"`
-	// Protect are files the task must not change.
+	// Protect are files the task must leave intact (plans.MaxProtect).
 	Protect []string `json:"protect"`
 }
 

@@ -351,7 +351,9 @@ func StepOf(definition, version, step string) (Step, bool) {
 	return Step{}, false
 }
 
-// CheckCommand is a check: argv without a shell.
+// CheckCommand is a command AXLR runs as a check: a program and its
+// arguments, run without a shell. It is the one argv type: a step's
+// check_command, a plan task's unit check and a plan's end-to-end check.
 type CheckCommand struct {
 	Program string   `json:"program"`
 	Args    []string `json:"args"`
@@ -362,21 +364,24 @@ func (c CheckCommand) Equal(o CheckCommand) bool {
 	return c.Program == o.Program && slices.Equal(c.Args, o.Args)
 }
 
-// String shows the argv, quoting arguments that need it.
+// String is the command as a person would type it: the program and each
+// argument, single-quoted when it holds anything but letters, digits and
+// _./:=@%+,-, and an empty argument as a pair of single quotes.
 func (c CheckCommand) String() string {
-	parts := []string{quoteArg(c.Program)}
-	for _, a := range c.Args {
-		parts = append(parts, quoteArg(a))
+	words := make([]string, 0, 1+len(c.Args))
+	for _, w := range append([]string{c.Program}, c.Args...) {
+		words = append(words, shellQuote(w))
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(words, " ")
 }
 
-func quoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\$`|&;<>()*?[]#~") {
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:=@%+,-", r))
+	}) < 0 {
 		return s
 	}
-	b, _ := json.Marshal(s)
-	return string(b)
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // HandBack is a validated hand-back.

@@ -644,3 +644,22 @@ func decoded(h HandBack) (decodedPlan, bool) {
 	p.SummaryEn, _ = h.Fields["summary_en"].(string)
 	return p, true
 }
+
+func TestCheckCommandString(t *testing.T) {
+	tests := []struct {
+		c    CheckCommand
+		want string
+	}{
+		{CheckCommand{Program: "go", Args: []string{"test", "./..."}}, "go test ./..."},
+		{CheckCommand{Program: "go", Args: []string{"test", "-run", "TestA|TestB", "./calc"}}, "go test -run 'TestA|TestB' ./calc"},
+		{CheckCommand{Program: "sh", Args: []string{"-c", "echo it's"}}, `sh -c 'echo it'\''s'`},
+		{CheckCommand{Program: "printf", Args: []string{""}}, "printf ''"},
+		{CheckCommand{Program: "/usr/bin/make", Args: []string{"CC=gcc", "a,b@c%d+e:f"}}, "/usr/bin/make CC=gcc a,b@c%d+e:f"},
+		{CheckCommand{Program: "my prog"}, "'my prog'"},
+	}
+	for _, tt := range tests {
+		if got := tt.c.String(); got != tt.want {
+			t.Errorf("%#v: %s, want %s", tt.c, got, tt.want)
+		}
+	}
+}

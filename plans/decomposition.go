@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
@@ -26,75 +27,21 @@ const (
 	MaxDecomposition = 64 << 10 // bytes of the hand-back's JSON
 )
 
-// Command is a check the console runs: a program and its arguments, with
-// no shell between them.
-type Command struct {
-	Program string   `json:"program"`
-	Args    []string `json:"args"`
-}
-
-// String is the command as a person would type it: the program and each
-// argument, single-quoted when it holds anything but letters, digits and
-// _./:=@%+,-, and an empty argument as a pair of single quotes.
-func (c Command) String() string {
-	words := make([]string, 0, 1+len(c.Args))
-	for _, w := range append([]string{c.Program}, c.Args...) {
-		words = append(words, shellQuote(w))
-	}
-	return strings.Join(words, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:=@%+,-", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// Citation points a worker at code it must read: the quote is on line Line
-// (from 1) of Path, and the region around it goes into the task's pack.
-type Citation struct {
-	Path  string `json:"path"`
-	Line  int    `json:"line"`
-	Quote string `json:"quote"`
-}
-
-// TaskSpec is one task as the planner proposes it.
-type TaskSpec struct {
-	// ID is a slug (ValidID), unique in the plan.
-	ID   string `json:"id"`
-	Goal string `json:"goal"`
-	// Scope is the only files the task may change, 1 to MaxScope of them;
-	// a file that does not exist yet is new.
-	Scope []string `json:"scope"`
-	// Context cites at most MaxCitations places the worker must read.
-	Context   []Citation `json:"context"`
-	UnitCheck Command    `json:"unit_check"`
-	// DependsOn names the tasks that must finish before this one.
-	DependsOn []string `json:"depends_on"`
-	// TestFirst makes the worker write a failing test before the change.
-	TestFirst bool `json:"test_first"`
-	// Protect is at most MaxProtect files the task must leave intact.
-	Protect []string `json:"protect"`
-}
-
 // Decomposition is the planner's hand-back: the tasks, the end-to-end check
 // the sync runs after each wave, the interfaces the tasks share, and an
 // English summary.
 type Decomposition struct {
-	Tasks      []TaskSpec `json:"tasks"`
-	E2ECheck   Command    `json:"e2e_check"`
-	Interfaces string     `json:"interfaces"`
-	SummaryEN  string     `json:"summary_en"`
+	Tasks      []ceremonies.PlanTask   `json:"tasks"`
+	E2ECheck   ceremonies.CheckCommand `json:"e2e_check"`
+	Interfaces string                  `json:"interfaces"`
+	SummaryEN  string                  `json:"summary_en"`
 }
 
 // Task returns the task with id, and whether there is one.
-func (d Decomposition) Task(id string) (TaskSpec, bool) {
-	i := slices.IndexFunc(d.Tasks, func(t TaskSpec) bool { return t.ID == id })
+func (d Decomposition) Task(id string) (ceremonies.PlanTask, bool) {
+	i := slices.IndexFunc(d.Tasks, func(t ceremonies.PlanTask) bool { return t.ID == id })
 	if i < 0 {
-		return TaskSpec{}, false
+		return ceremonies.PlanTask{}, false
 	}
 	return d.Tasks[i], true
 }
@@ -103,13 +50,13 @@ func (d Decomposition) Task(id string) (TaskSpec, bool) {
 // end-to-end check first, then each task's unit check in task order: what
 // the approval card shows before the baseline runs them. A command without
 // a program is left out.
-func (d Decomposition) Commands() []Command {
-	var out []Command
-	add := func(c Command) {
+func (d Decomposition) Commands() []ceremonies.CheckCommand {
+	var out []ceremonies.CheckCommand
+	add := func(c ceremonies.CheckCommand) {
 		if strings.TrimSpace(c.Program) == "" {
 			return
 		}
-		if slices.ContainsFunc(out, func(o Command) bool { return o.Program == c.Program && slices.Equal(o.Args, c.Args) }) {
+		if slices.ContainsFunc(out, func(o ceremonies.CheckCommand) bool { return o.Program == c.Program && slices.Equal(o.Args, c.Args) }) {
 			return
 		}
 		out = append(out, c)
@@ -195,7 +142,7 @@ func DecodeDecomposition(raw []byte) (Decomposition, error) {
 	return d, nil
 }
 
-func decodeTask(i int, raw json.RawMessage) (TaskSpec, error) {
+func decodeTask(i int, raw json.RawMessage) (ceremonies.PlanTask, error) {
 	what := fmt.Sprintf("task %d", i+1)
 	// Name the task by its id when it has a usable one.
 	var peek struct {
@@ -208,31 +155,31 @@ func decodeTask(i int, raw json.RawMessage) (TaskSpec, error) {
 	}
 	var rt rawTask
 	if err := strict(what, raw, &rt, "id", "goal", "scope", "unit_check"); err != nil {
-		return TaskSpec{}, err
+		return ceremonies.PlanTask{}, err
 	}
-	t := TaskSpec{ID: rt.ID, Goal: rt.Goal, Scope: rt.Scope, DependsOn: rt.DependsOn, TestFirst: rt.TestFirst, Protect: rt.Protect}
+	t := ceremonies.PlanTask{ID: rt.ID, Goal: rt.Goal, Scope: rt.Scope, DependsOn: rt.DependsOn, TestFirst: rt.TestFirst, Protect: rt.Protect}
 	var err error
 	if t.UnitCheck, err = decodeCommand("unit_check of "+what, rt.UnitCheck); err != nil {
-		return TaskSpec{}, err
+		return ceremonies.PlanTask{}, err
 	}
 	cites, err := list("context of "+what, "citation objects", rt.Context)
 	if err != nil {
-		return TaskSpec{}, err
+		return ceremonies.PlanTask{}, err
 	}
 	for j, rawC := range cites {
-		var c Citation
+		var c ceremonies.Citation
 		if err := strict(fmt.Sprintf("citation %d of %s", j+1, what), rawC, &c, "path", "line", "quote"); err != nil {
-			return TaskSpec{}, err
+			return ceremonies.PlanTask{}, err
 		}
 		t.Context = append(t.Context, c)
 	}
 	return t, nil
 }
 
-func decodeCommand(what string, raw json.RawMessage) (Command, error) {
-	var c Command
+func decodeCommand(what string, raw json.RawMessage) (ceremonies.CheckCommand, error) {
+	var c ceremonies.CheckCommand
 	if err := strict(what, raw, &c, "program"); err != nil {
-		return Command{}, err
+		return ceremonies.CheckCommand{}, err
 	}
 	return c, nil
 }

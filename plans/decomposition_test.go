@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 const validJSON = `{
@@ -27,19 +29,19 @@ func TestDecodeDecomposition(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Decomposition{
-		Tasks: []TaskSpec{
+		Tasks: []ceremonies.PlanTask{
 			{
 				ID: "add-max", Goal: "Add Max to calc", Scope: []string{"calc/calc.go", "calc/calc_test.go"},
-				Context:   []Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int {"}},
-				UnitCheck: Command{Program: "go", Args: []string{"test", "./calc"}},
+				Context:   []ceremonies.Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int {"}},
+				UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./calc"}},
 				DependsOn: []string{}, TestFirst: true, Protect: []string{"go.mod"},
 			},
 			{
 				ID: "use-max", Goal: "Use Max in main", Scope: []string{"main.go"},
-				UnitCheck: Command{Program: "go", Args: []string{"build", "./..."}}, DependsOn: []string{"add-max"},
+				UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"build", "./..."}}, DependsOn: []string{"add-max"},
 			},
 		},
-		E2ECheck:   Command{Program: "go", Args: []string{"test", "./..."}},
+		E2ECheck:   ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}},
 		Interfaces: "func Max(a, b int) int",
 		SummaryEN:  "Add Max and use it.",
 	}
@@ -131,38 +133,19 @@ func TestDecodeDecompositionOptional(t *testing.T) {
 	}
 }
 
-func TestCommandString(t *testing.T) {
-	tests := []struct {
-		c    Command
-		want string
-	}{
-		{Command{Program: "go", Args: []string{"test", "./..."}}, "go test ./..."},
-		{Command{Program: "go", Args: []string{"test", "-run", "TestA|TestB", "./calc"}}, "go test -run 'TestA|TestB' ./calc"},
-		{Command{Program: "sh", Args: []string{"-c", "echo it's"}}, `sh -c 'echo it'\''s'`},
-		{Command{Program: "printf", Args: []string{""}}, "printf ''"},
-		{Command{Program: "/usr/bin/make", Args: []string{"CC=gcc", "a,b@c%d+e:f"}}, "/usr/bin/make CC=gcc a,b@c%d+e:f"},
-		{Command{Program: "my prog"}, "'my prog'"},
-	}
-	for _, tt := range tests {
-		if got := tt.c.String(); got != tt.want {
-			t.Errorf("%#v: %s, want %s", tt.c, got, tt.want)
-		}
-	}
-}
-
 func TestCommands(t *testing.T) {
 	d := Decomposition{
-		E2ECheck: Command{Program: "go", Args: []string{"test", "./..."}},
-		Tasks: []TaskSpec{
-			{ID: "a", UnitCheck: Command{Program: "go", Args: []string{"test", "./a"}}},
-			{ID: "b", UnitCheck: Command{Program: "go", Args: []string{"test", "./..."}}},
-			{ID: "c", UnitCheck: Command{Program: " "}},
-			{ID: "d", UnitCheck: Command{Program: "go", Args: []string{"test", "./a"}}},
-			{ID: "e", UnitCheck: Command{Program: "go", Args: []string{"vet", "./a"}}},
+		E2ECheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}},
+		Tasks: []ceremonies.PlanTask{
+			{ID: "a", UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./a"}}},
+			{ID: "b", UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}},
+			{ID: "c", UnitCheck: ceremonies.CheckCommand{Program: " "}},
+			{ID: "d", UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./a"}}},
+			{ID: "e", UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"vet", "./a"}}},
 		},
 	}
 	got := d.Commands()
-	want := []Command{
+	want := []ceremonies.CheckCommand{
 		{Program: "go", Args: []string{"test", "./..."}},
 		{Program: "go", Args: []string{"test", "./a"}},
 		{Program: "go", Args: []string{"vet", "./a"}},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/internal/jsonargs"
 )
 
@@ -36,7 +37,7 @@ import (
 // cannot be computed. A workspace file that cannot be read is a defect
 // naming the error. An unknown task is an error.
 func Pack(id string, d Decomposition, task string, fsys fs.FS) (string, error) {
-	i := slices.IndexFunc(d.Tasks, func(t TaskSpec) bool { return t.ID == task })
+	i := slices.IndexFunc(d.Tasks, func(t ceremonies.PlanTask) bool { return t.ID == task })
 	if i < 0 {
 		return "", fmt.Errorf("context pack of plan %s: no task %q", id, task)
 	}

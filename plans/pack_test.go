@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 // numbered is a file of n lines, "// line k of name" each.
@@ -58,19 +60,19 @@ func workspace() fstest.MapFS {
 // calcPlan is a verified two-task plan over workspace().
 func calcPlan() Decomposition {
 	return Decomposition{
-		Tasks: []TaskSpec{
+		Tasks: []ceremonies.PlanTask{
 			{
 				ID: "add-max", Goal: "Add Max to calc,\n  beside Min.", Scope: []string{"calc/calc.go", "calc/calc_test.go", "calc/max.go"},
-				Context:   []Citation{{Path: "calc/calc.go", Line: 4, Quote: "func Min(a,   b int) int"}},
-				UnitCheck: Command{Program: "go", Args: []string{"test", "-run", "TestMax", "./calc"}},
+				Context:   []ceremonies.Citation{{Path: "calc/calc.go", Line: 4, Quote: "func Min(a,   b int) int"}},
+				UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "-run", "TestMax", "./calc"}},
 				TestFirst: true, Protect: []string{"go.mod"},
 			},
 			{
 				ID: "use-max", Goal: "Print Max(2, 3) in main.", Scope: []string{"main.go"},
-				UnitCheck: Command{Program: "go", Args: []string{"build", "./..."}}, DependsOn: []string{"add-max"},
+				UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"build", "./..."}}, DependsOn: []string{"add-max"},
 			},
 		},
-		E2ECheck:   Command{Program: "go", Args: []string{"test", "./..."}},
+		E2ECheck:   ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}},
 		Interfaces: "  func Max(a, b int) int\n",
 		SummaryEN:  "Add Max and print it.",
 	}
@@ -106,29 +108,29 @@ func TestPack(t *testing.T) {
 }
 
 func TestPackRegions(t *testing.T) {
-	cite := func(path string, line int) Citation {
-		return Citation{Path: path, Line: line, Quote: fmt.Sprintf("line %d of %s", line, path)}
+	cite := func(path string, line int) ceremonies.Citation {
+		return ceremonies.Citation{Path: path, Line: line, Quote: fmt.Sprintf("line %d of %s", line, path)}
 	}
 	tests := []struct {
 		name    string
-		context []Citation
+		context []ceremonies.Citation
 		want    string
 	}{
-		{"margin clamped at the start", []Citation{cite("big.go", 5)},
+		{"margin clamped at the start", []ceremonies.Citation{cite("big.go", 5)},
 			"--- big.go:1-25 ---\n" + lines("big.go", 1, 25)},
-		{"margin clamped at the end", []Citation{cite("big.go", 195)},
+		{"margin clamped at the end", []ceremonies.Citation{cite("big.go", 195)},
 			"--- big.go:175-200 ---\n" + lines("big.go", 175, 200)},
-		{"margin both sides", []Citation{cite("big.go", 100)},
+		{"margin both sides", []ceremonies.Citation{cite("big.go", 100)},
 			"--- big.go:80-120 ---\n" + lines("big.go", 80, 120)},
-		{"overlapping merged", []Citation{cite("big.go", 100), cite("big.go", 90)},
+		{"overlapping merged", []ceremonies.Citation{cite("big.go", 100), cite("big.go", 90)},
 			"--- big.go:70-120 ---\n" + lines("big.go", 70, 120)},
-		{"touching merged", []Citation{cite("big.go", 10), cite("big.go", 51)},
+		{"touching merged", []ceremonies.Citation{cite("big.go", 10), cite("big.go", 51)},
 			"--- big.go:1-71 ---\n" + lines("big.go", 1, 71)},
-		{"apart kept apart, in line order", []Citation{cite("big.go", 100), cite("big.go", 10)},
+		{"apart kept apart, in line order", []ceremonies.Citation{cite("big.go", 100), cite("big.go", 10)},
 			"--- big.go:1-30 ---\n" + lines("big.go", 1, 30) + "--- big.go:80-120 ---\n" + lines("big.go", 80, 120)},
-		{"one inside another", []Citation{cite("big.go", 100), cite("big.go", 100), cite("big.go", 101)},
+		{"one inside another", []ceremonies.Citation{cite("big.go", 100), cite("big.go", 100), cite("big.go", 101)},
 			"--- big.go:80-121 ---\n" + lines("big.go", 80, 121)},
-		{"files in the order first cited", []Citation{cite("other.go", 3), cite("big.go", 150), cite("other.go", 29)},
+		{"files in the order first cited", []ceremonies.Citation{cite("other.go", 3), cite("big.go", 150), cite("other.go", 29)},
 			"--- other.go:1-30 ---\n" + lines("other.go", 1, 30) + "--- big.go:130-170 ---\n" + lines("big.go", 130, 170)},
 	}
 	for _, tt := range tests {
@@ -191,40 +193,40 @@ func TestPackDefects(t *testing.T) {
 	tests := []struct {
 		name    string
 		scope   []string
-		context []Citation
+		context []ceremonies.Citation
 		want    []string
 	}{
-		{"missing file", nil, []Citation{{Path: "nope.go", Line: 1, Quote: "package nope here"}},
+		{"missing file", nil, []ceremonies.Citation{{Path: "nope.go", Line: 1, Quote: "package nope here"}},
 			[]string{"task use-max: citation 1: cited file nope.go does not exist; cite a file of the workspace"}},
-		{"directory cited", nil, []Citation{{Path: "dir", Line: 1, Quote: "package dir here"}},
+		{"directory cited", nil, []ceremonies.Citation{{Path: "dir", Line: 1, Quote: "package dir here"}},
 			[]string{"task use-max: citation 1: cited path dir is a directory; cite a line of a file"}},
-		{"not text", nil, []Citation{{Path: "bin.dat", Line: 1, Quote: "some binary data"}},
+		{"not text", nil, []ceremonies.Citation{{Path: "bin.dat", Line: 1, Quote: "some binary data"}},
 			[]string{"task use-max: citation 1: cited file bin.dat is not text; cite a source file"}},
-		{"not UTF-8", nil, []Citation{{Path: "latin1.txt", Line: 1, Quote: "au lait is served"}},
+		{"not UTF-8", nil, []ceremonies.Citation{{Path: "latin1.txt", Line: 1, Quote: "au lait is served"}},
 			[]string{"task use-max: citation 1: cited file latin1.txt is not text; cite a source file"}},
-		{"too big", nil, []Citation{{Path: "huge.txt", Line: 1, Quote: "xxxxxxxxxxxxxxxx"}},
+		{"too big", nil, []ceremonies.Citation{{Path: "huge.txt", Line: 1, Quote: "xxxxxxxxxxxxxxxx"}},
 			[]string{"task use-max: citation 1: cited file huge.txt is 1048577 bytes; cite files of at most 1048576 bytes"}},
-		{"unreadable", nil, []Citation{{Path: "broken.go", Line: 1, Quote: "package broken"}},
+		{"unreadable", nil, []ceremonies.Citation{{Path: "broken.go", Line: 1, Quote: "package broken"}},
 			[]string{"task use-max: citation 1: cited file broken.go cannot be read: input/output error"}},
-		{"no stat", nil, []Citation{{Path: "stale.go", Line: 1, Quote: "package stale"}},
+		{"no stat", nil, []ceremonies.Citation{{Path: "stale.go", Line: 1, Quote: "package stale"}},
 			[]string{"task use-max: citation 1: cited file stale.go cannot be read: stale file handle"}},
-		{"grown since its stat", nil, []Citation{{Path: "grown.txt", Line: 1, Quote: "yyyyyyyyyyyyyyyy"}},
+		{"grown since its stat", nil, []ceremonies.Citation{{Path: "grown.txt", Line: 1, Quote: "yyyyyyyyyyyyyyyy"}},
 			[]string{"task use-max: citation 1: cited file grown.txt is 1048577 bytes; cite files of at most 1048576 bytes"}},
-		{"past the end", nil, []Citation{{Path: "other.go", Line: 31, Quote: "line 31 of other.go"}},
+		{"past the end", nil, []ceremonies.Citation{{Path: "other.go", Line: 31, Quote: "line 31 of other.go"}},
 			[]string{"task use-max: citation 1: other.go has 30 lines; line 31 is past its end"}},
-		{"empty file", nil, []Citation{{Path: "empty.go", Line: 1, Quote: "anything at all"}},
+		{"empty file", nil, []ceremonies.Citation{{Path: "empty.go", Line: 1, Quote: "anything at all"}},
 			[]string{"task use-max: citation 1: empty.go has 0 lines; line 1 is past its end"}},
-		{"blank line", nil, []Citation{{Path: "blank.go", Line: 1, Quote: "anything at all"}},
+		{"blank line", nil, []ceremonies.Citation{{Path: "blank.go", Line: 1, Quote: "anything at all"}},
 			[]string{`task use-max: blank.go:1 does not contain the quote (at least 12 characters); the line reads ""`}},
-		{"line zero", nil, []Citation{{Path: "other.go", Line: 0, Quote: "line 1 of other.go"}},
+		{"line zero", nil, []ceremonies.Citation{{Path: "other.go", Line: 0, Quote: "line 1 of other.go"}},
 			[]string{"task use-max: citation 1: line 0 of other.go; lines count from 1"}},
-		{"quote elsewhere", nil, []Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int"}},
+		{"quote elsewhere", nil, []ceremonies.Citation{{Path: "calc/calc.go", Line: 3, Quote: "func Min(a, b int) int"}},
 			[]string{`task use-max: calc/calc.go:3 does not contain the quote (at least 12 characters); the line reads "// Min returns the smaller of a and b."`}},
-		{"quote too short", nil, []Citation{{Path: "calc/calc.go", Line: 4, Quote: "func  Min("}},
+		{"quote too short", nil, []ceremonies.Citation{{Path: "calc/calc.go", Line: 4, Quote: "func  Min("}},
 			[]string{`task use-max: calc/calc.go:4 does not contain the quote (at least 12 characters); the line reads "func Min(a, b int) int {"`}},
-		{"each citation", nil, []Citation{{Path: "calc/calc.go", Line: 99, Quote: "func Min(a, b int) int"}, {Path: "nope.go", Line: 1, Quote: "package nope here"}},
+		{"each citation", nil, []ceremonies.Citation{{Path: "calc/calc.go", Line: 99, Quote: "func Min(a, b int) int"}, {Path: "nope.go", Line: 1, Quote: "package nope here"}},
 			[]string{"task use-max: citation 1: calc/calc.go has 9 lines; line 99 is past its end", "task use-max: citation 2: cited file nope.go does not exist; cite a file of the workspace"}},
-		{"path outside", nil, []Citation{{Path: "../x.go", Line: 1, Quote: "package x here"}},
+		{"path outside", nil, []ceremonies.Citation{{Path: "../x.go", Line: 1, Quote: "package x here"}},
 			[]string{`task use-max: citation 1: path "../x.go" is not inside the workspace; give a path relative to its root, without ".."`}},
 		{"scope directory", []string{"main.go", "dir"}, nil,
 			[]string{"task use-max: scope path dir is a directory; list the files the task changes"}},
@@ -258,18 +260,18 @@ func TestPackQuotes(t *testing.T) {
 	files["tabs.go"] = &fstest.MapFile{Data: []byte("\tif   a <\t b {  return   a }\n")}
 	tests := []struct {
 		name string
-		cite Citation
+		cite ceremonies.Citation
 		want string
 	}{
-		{"whitespace collapsed on both sides", Citation{Path: "tabs.go", Line: 1, Quote: "if a <  b {\n return a"}, "--- tabs.go:1-1 ---\n\tif   a <\t b {  return   a }\n"},
-		{"part of the line", Citation{Path: "calc/calc.go", Line: 4, Quote: "Min(a, b int)"}, "--- calc/calc.go:1-9 ---\n" + calcGo},
-		{"carriage returns dropped", Citation{Path: "crlf.go", Line: 2, Quote: `string { return "" }`}, "--- crlf.go:1-2 ---\npackage x\nfunc CRLF() string { return \"\" }\n"},
-		{"twelve characters exactly", Citation{Path: "calc/calc.go", Line: 4, Quote: "Min(a, b int"}, "--- calc/calc.go:1-9 ---\n" + calcGo},
+		{"whitespace collapsed on both sides", ceremonies.Citation{Path: "tabs.go", Line: 1, Quote: "if a <  b {\n return a"}, "--- tabs.go:1-1 ---\n\tif   a <\t b {  return   a }\n"},
+		{"part of the line", ceremonies.Citation{Path: "calc/calc.go", Line: 4, Quote: "Min(a, b int)"}, "--- calc/calc.go:1-9 ---\n" + calcGo},
+		{"carriage returns dropped", ceremonies.Citation{Path: "crlf.go", Line: 2, Quote: `string { return "" }`}, "--- crlf.go:1-2 ---\npackage x\nfunc CRLF() string { return \"\" }\n"},
+		{"twelve characters exactly", ceremonies.Citation{Path: "calc/calc.go", Line: 4, Quote: "Min(a, b int"}, "--- calc/calc.go:1-9 ---\n" + calcGo},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := calcPlan()
-			d.Tasks[1].Context = []Citation{tt.cite}
+			d.Tasks[1].Context = []ceremonies.Citation{tt.cite}
 			got, err := Pack("p", d, "use-max", files)
 			if err != nil {
 				t.Fatal(err)
@@ -291,12 +293,12 @@ func TestPackTooBig(t *testing.T) {
 	d := calcPlan()
 	// Three regions of 41 lines of about 83 bytes fit; four do not.
 	for _, line := range []int{21, 63, 105} {
-		d.Tasks[1].Context = append(d.Tasks[1].Context, Citation{Path: "wide.go", Line: line, Quote: fmt.Sprintf("line %d of wide.go", line)})
+		d.Tasks[1].Context = append(d.Tasks[1].Context, ceremonies.Citation{Path: "wide.go", Line: line, Quote: fmt.Sprintf("line %d of wide.go", line)})
 	}
 	if pack, err := Pack("p", d, "use-max", files); err != nil || len(pack) > MaxPack {
 		t.Fatalf("three regions: %d bytes, %v", len(pack), err)
 	}
-	d.Tasks[1].Context = append(d.Tasks[1].Context, Citation{Path: "wide.go", Line: 147, Quote: "line 147 of wide.go"})
+	d.Tasks[1].Context = append(d.Tasks[1].Context, ceremonies.Citation{Path: "wide.go", Line: 147, Quote: "line 147 of wide.go"})
 	_, err := Pack("p", d, "use-max", files)
 	var ds Defects
 	if !errors.As(err, &ds) || len(ds) != 1 {
@@ -359,7 +361,7 @@ func TestPackRoot(t *testing.T) {
 	}
 
 	d := calcPlan()
-	d.Tasks[1].Context = []Citation{{Path: "link.go", Line: 1, Quote: "package secret"}}
+	d.Tasks[1].Context = []ceremonies.Citation{{Path: "link.go", Line: 1, Quote: "package secret"}}
 	_, err = Pack("p", d, "use-max", root.FS())
 	var ds Defects
 	if !errors.As(err, &ds) || ds.Error() != "task use-max: citation 1: cited file link.go cannot be read: path escapes from parent" {

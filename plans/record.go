@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 // Status is where a plan stands.
@@ -108,10 +110,10 @@ type Task struct {
 // the check, its exit code (null when it did not run to its end) and the
 // round, 0 for the first run and 1, 2 after each reconciliation.
 type Sync struct {
-	Wave  int     `json:"wave"`
-	Check Command `json:"check"`
-	Exit  *int    `json:"exit"`
-	Round int     `json:"round"`
+	Wave  int                     `json:"wave"`
+	Check ceremonies.CheckCommand `json:"check"`
+	Exit  *int                    `json:"exit"`
+	Round int                     `json:"round"`
 }
 
 // Green reports whether the check ran and passed.

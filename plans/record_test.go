@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/internal/jsontest"
 )
 
@@ -26,7 +27,7 @@ func fullRecord() Record {
 			Questions: []string{"Should Max take a variadic list?"},
 		}},
 		Waves:   1,
-		Syncs:   []Sync{{Wave: 1, Check: Command{Program: "go", Args: []string{"test", "./..."}}, Exit: exit(0), Round: 0}},
+		Syncs:   []Sync{{Wave: 1, Check: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}, Exit: exit(0), Round: 0}},
 		Pending: &Pending{Kind: PendingCommand, Commands: []string{"go test ./..."}},
 		Reason:  "r", Created: at, Updated: at,
 	}

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 // Verification is the console's verdict on a decomposition.
@@ -86,8 +88,8 @@ func normalize(d Decomposition) Decomposition {
 		}
 		return out
 	}
-	command := func(c Command) Command {
-		return Command{Program: strings.TrimSpace(c.Program), Args: slices.Clone(c.Args)}
+	command := func(c ceremonies.CheckCommand) ceremonies.CheckCommand {
+		return ceremonies.CheckCommand{Program: strings.TrimSpace(c.Program), Args: slices.Clone(c.Args)}
 	}
 	d.E2ECheck = command(d.E2ECheck)
 	d.Tasks = slices.Clone(d.Tasks)
@@ -215,7 +217,7 @@ func testFirst(task string, scope []string) Defects {
 }
 
 // overlaps reports each path two tasks of one wave both have in scope.
-func overlaps(tasks []TaskSpec, waves [][]string) Defects {
+func overlaps(tasks []ceremonies.PlanTask, waves [][]string) Defects {
 	var ds Defects
 	index := make(map[string]int, len(tasks))
 	for i, t := range tasks {

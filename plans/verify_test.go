@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 func TestVerify(t *testing.T) {
@@ -50,7 +52,7 @@ func TestVerifyStructure(t *testing.T) {
 			[]string{"plan: tasks is empty; propose 1 to 12 tasks"}},
 		{"too many tasks", func(d *Decomposition) {
 			for i := range 11 {
-				d.Tasks = append(d.Tasks, TaskSpec{ID: fmt.Sprintf("t%d", i), Goal: "g", Scope: []string{fmt.Sprintf("t%d.go", i)}, UnitCheck: Command{Program: "true"}})
+				d.Tasks = append(d.Tasks, ceremonies.PlanTask{ID: fmt.Sprintf("t%d", i), Goal: "g", Scope: []string{fmt.Sprintf("t%d.go", i)}, UnitCheck: ceremonies.CheckCommand{Program: "true"}})
 			}
 		}, []string{"plan: 13 tasks; propose at most 12 and make a second plan for the rest"}},
 		{"interfaces too long", func(d *Decomposition) { d.Interfaces = strings.Repeat("x", MaxInterfaces+1) },
@@ -60,7 +62,7 @@ func TestVerifyStructure(t *testing.T) {
 			[]string{"plan: summary_en is empty; summarize the plan in English"}},
 		{"summary too long", func(d *Decomposition) { d.SummaryEN = strings.Repeat("x", MaxSummary+1) },
 			[]string{"plan: summary_en is 2049 bytes (at most 2048)"}},
-		{"no e2e program", func(d *Decomposition) { d.E2ECheck = Command{Program: " ", Args: []string{"test"}} },
+		{"no e2e program", func(d *Decomposition) { d.E2ECheck = ceremonies.CheckCommand{Program: " ", Args: []string{"test"}} },
 			[]string{"plan: e2e_check has no program; give the program and its args separately"}},
 		{"id not a slug", func(d *Decomposition) { d.Tasks[1].ID = "Use Max" },
 			[]string{`task #2: id "Use Max" must be a slug: lowercase letters, digits and dashes, starting with a letter or a digit, at most 40 characters`}},
@@ -94,18 +96,18 @@ func TestVerifyStructure(t *testing.T) {
 			[]string{"task use-max: main.go is both in its scope and protected; a task may not protect a file it changes"}},
 		{"too many citations", func(d *Decomposition) {
 			for range 9 {
-				d.Tasks[1].Context = append(d.Tasks[1].Context, Citation{Path: "main.go", Line: 3, Quote: "func main() {}"})
+				d.Tasks[1].Context = append(d.Tasks[1].Context, ceremonies.Citation{Path: "main.go", Line: 3, Quote: "func main() {}"})
 			}
 		}, []string{"task use-max: context cites 9 places (at most 8); cite the few the task needs"}},
 		{"citation outside", func(d *Decomposition) {
-			d.Tasks[1].Context = []Citation{{Path: "/etc/passwd", Line: 1, Quote: "root:x:0:0:root"}}
+			d.Tasks[1].Context = []ceremonies.Citation{{Path: "/etc/passwd", Line: 1, Quote: "root:x:0:0:root"}}
 		},
 			[]string{`task use-max: citation 1: path "/etc/passwd" is not inside the workspace; give a path relative to its root, without ".."`}},
 		{"citation line zero", func(d *Decomposition) {
-			d.Tasks[1].Context = []Citation{{Path: "main.go", Line: 0, Quote: "func main() {}"}}
+			d.Tasks[1].Context = []ceremonies.Citation{{Path: "main.go", Line: 0, Quote: "func main() {}"}}
 		},
 			[]string{"task use-max: citation 1: line 0 of main.go; lines count from 1"}},
-		{"no unit check", func(d *Decomposition) { d.Tasks[1].UnitCheck = Command{} },
+		{"no unit check", func(d *Decomposition) { d.Tasks[1].UnitCheck = ceremonies.CheckCommand{} },
 			[]string{"task use-max: unit_check has no program; give the program and its args separately"}},
 		{"dependency twice", func(d *Decomposition) { d.Tasks[1].DependsOn = []string{"add-max", "add-max", "add-max"} },
 			[]string{"task use-max: depends on add-max more than once; name it once"}},
@@ -166,7 +168,7 @@ func TestVerifyPhases(t *testing.T) {
 	}
 
 	d.Tasks[1].Goal = "Print it."
-	d.Tasks[1].Context = []Citation{{Path: "main.go", Line: 9, Quote: "func main() {}"}}
+	d.Tasks[1].Context = []ceremonies.Citation{{Path: "main.go", Line: 9, Quote: "func main() {}"}}
 	v = Verify("p", d, workspace())
 	want := []string{
 		`task add-max: calc/calc.go:4 does not contain the quote (at least 12 characters); the line reads "func Min(a, b int) int {"`,
@@ -184,7 +186,7 @@ func TestVerifyShowsTwelve(t *testing.T) {
 	d := calcPlan()
 	d.Tasks = nil
 	for i := range 12 {
-		d.Tasks = append(d.Tasks, TaskSpec{ID: fmt.Sprintf("t%d", i+1), Scope: []string{fmt.Sprintf("t%d.go", i+1)}, UnitCheck: Command{Program: "true"}})
+		d.Tasks = append(d.Tasks, ceremonies.PlanTask{ID: fmt.Sprintf("t%d", i+1), Scope: []string{fmt.Sprintf("t%d.go", i+1)}, UnitCheck: ceremonies.CheckCommand{Program: "true"}})
 	}
 	d.SummaryEN = ""
 	got := Verify("p", d, workspace()).Defects.Messages()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 // Waves orders tasks by their dependencies. A task's wave is one more than
@@ -14,7 +16,7 @@ import (
 // It refuses, with Defects, ids used by more than one task, a dependency on
 // an unknown task or on the task itself, and dependencies that form a
 // cycle, each cycle named once with the way round it.
-func Waves(tasks []TaskSpec) ([][]string, error) {
+func Waves(tasks []ceremonies.PlanTask) ([][]string, error) {
 	waves, defects := computeWaves(tasks)
 	if len(defects) > 0 {
 		return nil, defects
@@ -24,14 +26,14 @@ func Waves(tasks []TaskSpec) ([][]string, error) {
 
 // label names task i of tasks in a defect: its id, or #i+1 when the id is
 // not a slug.
-func label(tasks []TaskSpec, i int) string {
+func label(tasks []ceremonies.PlanTask, i int) string {
 	if ValidID(tasks[i].ID) {
 		return tasks[i].ID
 	}
 	return fmt.Sprintf("#%d", i+1)
 }
 
-func computeWaves(tasks []TaskSpec) ([][]string, Defects) {
+func computeWaves(tasks []ceremonies.PlanTask) ([][]string, Defects) {
 	var defects Defects
 	index := make(map[string]int, len(tasks))
 	count := make(map[string]int, len(tasks))
@@ -100,7 +102,7 @@ func computeWaves(tasks []TaskSpec) ([][]string, Defects) {
 // tasks of its strongly connected component, and the shortest way round it
 // from the first of them. A task left unplaced only because it depends on
 // a cycle is not reported; breaking the cycle places it.
-func cycles(tasks []TaskSpec, deps [][]int, wave []int) Defects {
+func cycles(tasks []ceremonies.PlanTask, deps [][]int, wave []int) Defects {
 	var defects Defects
 	reach := func(from int) []bool {
 		seen := make([]bool, len(tasks))
@@ -143,7 +145,7 @@ func cycles(tasks []TaskSpec, deps [][]int, wave []int) Defects {
 
 // wayRound is the shortest cycle from s through the tasks in inCycle, as
 // "a depends on b, b on c, c on a".
-func wayRound(tasks []TaskSpec, deps [][]int, inCycle []bool, s int) string {
+func wayRound(tasks []ceremonies.PlanTask, deps [][]int, inCycle []bool, s int) string {
 	parent := make([]int, len(tasks))
 	for i := range parent {
 		parent[i] = -1

@@ -7,14 +7,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/underpass-ai/axlr/ceremonies"
 )
 
 // specs builds tasks from "id:dep,dep" entries.
-func specs(entries ...string) []TaskSpec {
-	var out []TaskSpec
+func specs(entries ...string) []ceremonies.PlanTask {
+	var out []ceremonies.PlanTask
 	for _, e := range entries {
 		id, deps, _ := strings.Cut(e, ":")
-		t := TaskSpec{ID: id}
+		t := ceremonies.PlanTask{ID: id}
 		if deps != "" {
 			t.DependsOn = strings.Split(deps, ",")
 		}
@@ -26,7 +28,7 @@ func specs(entries ...string) []TaskSpec {
 func TestWaves(t *testing.T) {
 	tests := []struct {
 		name    string
-		tasks   []TaskSpec
+		tasks   []ceremonies.PlanTask
 		want    [][]string
 		defects []string
 	}{
@@ -95,7 +97,7 @@ func FuzzWaves(f *testing.F) {
 		// Each task takes three bytes: the tasks it depends on as a bit set
 		// (bit k of the first two bytes, little-endian, is task k), and a
 		// third whose bit 0 adds a dependency on an unknown task.
-		tasks := make([]TaskSpec, n)
+		tasks := make([]ceremonies.PlanTask, n)
 		adj := make([][]bool, n)
 		unknown := false
 		next := func() byte {

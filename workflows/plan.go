@@ -140,7 +140,7 @@ type planState struct {
 	// keys.
 	Notes int
 	// Approved are the commands the person approved to run, Baseline
-	// their runs, both by command (plans.Command.String).
+	// their runs, both by command (ceremonies.CheckCommand.String).
 	Approved []string
 	Baseline map[string]contract.CheckRecord
 	// Verified is the verification of the plan on its card, and once
@@ -599,14 +599,14 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 // pack is the context pack of a task, as its verification built it.
 func (p *planRun) pack(id string) string {
 	v := p.st.Verified
-	i := slices.IndexFunc(v.Decomposition.Tasks, func(t plans.TaskSpec) bool { return t.ID == id })
+	i := slices.IndexFunc(v.Decomposition.Tasks, func(t ceremonies.PlanTask) bool { return t.ID == id })
 	return v.Packs[i]
 }
 
 // workerInput is the input of a worker of a task: a fresh session (each
 // worker's own, a replay names it the same), the task model, the files
 // the plan's tasks changed so far.
-func (p *planRun) workerInput(ctx workflow.Context, spec plans.TaskSpec, wave, round int, prompt string) PlanTaskInput {
+func (p *planRun) workerInput(ctx workflow.Context, spec ceremonies.PlanTask, wave, round int, prompt string) PlanTaskInput {
 	r := &p.st.Record
 	key := PlanTaskWorkflowID(r.ID, spec.ID, round)
 	p.st.Workers[key]++

@@ -36,7 +36,7 @@ type planMADE struct {
 	eng *made.Embedded
 
 	mu sync.Mutex
-	// checks answer each command (plans.Command.String), in order, the
+	// checks answer each command (ceremonies.CheckCommand.String), in order, the
 	// last again once used up; revision answers a run with no program.
 	checks   map[string][]contract.CheckRecord
 	revision contract.CheckRecord
@@ -130,7 +130,7 @@ func (f *planMADE) RunCheck(_ context.Context, in RunCheckInput) (contract.Check
 	if in.Command.Program == "" {
 		return f.revision, nil
 	}
-	cmd := plans.Command{Program: in.Command.Program, Args: in.Command.Args}.String()
+	cmd := ceremonies.CheckCommand{Program: in.Command.Program, Args: in.Command.Args}.String()
 	script := f.checks[cmd]
 	if len(script) == 0 {
 		return contract.CheckRecord{Program: in.Command.Program, Args: in.Command.Args, ExitCode: contract.Exit(0), OutputTail: "ok\n"}, nil
@@ -345,18 +345,18 @@ var planWorkspace = fstest.MapFS{
 }
 
 var (
-	e2eGoTest  = plans.Command{Program: "go", Args: []string{"test", "./..."}}
-	calcTest   = plans.Command{Program: "go", Args: []string{"test", "./calc"}}
-	buildCheck = plans.Command{Program: "go", Args: []string{"build", "./..."}}
+	e2eGoTest  = ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}
+	calcTest   = ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./calc"}}
+	buildCheck = ceremonies.CheckCommand{Program: "go", Args: []string{"build", "./..."}}
 )
 
 // threeTasks is a verified plan of two waves: add-max and docs, then
 // use-max after add-max.
 func threeTasks() plans.Decomposition {
 	return plans.Decomposition{
-		Tasks: []plans.TaskSpec{
+		Tasks: []ceremonies.PlanTask{
 			{ID: "add-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/max.go", "calc/max_test.go"},
-				Context:   []plans.Citation{{Path: "calc/calc.go", Line: 4, Quote: "func Min(a, b int) int {"}},
+				Context:   []ceremonies.Citation{{Path: "calc/calc.go", Line: 4, Quote: "func Min(a, b int) int {"}},
 				UnitCheck: calcTest, TestFirst: true, Protect: []string{"calc/calc.go"}},
 			{ID: "docs", Goal: "The README names Max", Scope: []string{"README.md"}, UnitCheck: buildCheck},
 			{ID: "use-max", Goal: "main prints Max(1, 2)", Scope: []string{"main.go"}, UnitCheck: buildCheck, DependsOn: []string{"add-max"}},
@@ -768,7 +768,7 @@ func TestPlanReturnAndDecline(t *testing.T) {
 // cannot start.
 func TestPlanUnverified(t *testing.T) {
 	missing := threeTasks()
-	missing.Tasks[1].UnitCheck = plans.Command{Program: "no-such-linter"}
+	missing.Tasks[1].UnitCheck = ceremonies.CheckCommand{Program: "no-such-linter"}
 	h := newPlanHarness(t, slices.Concat(planHandBack(), planHandBack(), planHandBack()), overlapping(), threeTasks(), missing)
 	h.made.checks["no-such-linter"] = []contract.CheckRecord{{StartError: `start_failed: program "no-such-linter" was not found`}}
 	noReason := h.decideAt(time.Minute, h.decision("d-1", PlanDecideCommands, PlanDeny, ""))

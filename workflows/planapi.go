@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/plans"
 )
 
@@ -105,8 +106,8 @@ const (
 type PlanTaskInput struct {
 	Plan string `json:"plan"`
 	// Task is the task as the verified decomposition gives it.
-	Task plans.TaskSpec `json:"task"`
-	Wave int            `json:"wave"`
+	Task ceremonies.PlanTask `json:"task"`
+	Wave int                 `json:"wave"`
 	// Round is 0 for the task's run, and from 1 a sync's reconciliation
 	// round of it (the prompt says what the round asks; TestFirst is then
 	// false): the round of PlanTaskWorkflowID.

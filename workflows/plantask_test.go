@@ -336,13 +336,13 @@ func goTest(files map[string]string) contract.CheckRecord {
 
 const taskSession = "7d2e4f10-3a5b-4c6d-8e9f-0a1b2c3d4e5f"
 
-func addMax(testFirst bool) plans.TaskSpec {
-	return plans.TaskSpec{ID: "add-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/calc.go", "calc/max_test.go"},
-		UnitCheck: plans.Command{Program: "go", Args: []string{"test", "./calc"}}, TestFirst: testFirst, Protect: []string{"calc/api.go"},
-		Context: []plans.Citation{}, DependsOn: []string{}}
+func addMax(testFirst bool) ceremonies.PlanTask {
+	return ceremonies.PlanTask{ID: "add-max", Goal: "calc.Max returns the larger int", Scope: []string{"calc/calc.go", "calc/max_test.go"},
+		UnitCheck: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./calc"}}, TestFirst: testFirst, Protect: []string{"calc/api.go"},
+		Context: []ceremonies.Citation{}, DependsOn: []string{}}
 }
 
-func planTaskInput(task plans.TaskSpec) PlanTaskInput {
+func planTaskInput(task ceremonies.PlanTask) PlanTaskInput {
 	return PlanTaskInput{Plan: "add-calc-max-a1b2c3", Task: task, Wave: 1, Prompt: "Task add-max of plan add-calc-max-a1b2c3, wave 1: calc.Max returns the larger int",
 		SessionID: taskSession, Host: "test", Root: "/work/calc", Tasks: []string{"add-max", "use-max"}}
 }
@@ -796,7 +796,7 @@ func TestPlanTaskInputValidate(t *testing.T) {
 		{"prompt", func(in *PlanTaskInput) { in.Prompt = "" }, "plan task add-max: the prompt (its context pack) is empty"},
 		{"root", func(in *PlanTaskInput) { in.Root = "calc" }, `plan task add-max: root "calc" is not an absolute path`},
 		{"scope", func(in *PlanTaskInput) { in.Task.Scope = nil }, "plan task add-max: the scope names no file"},
-		{"unit check", func(in *PlanTaskInput) { in.Task.UnitCheck = plans.Command{} }, "plan task add-max: the unit check has no program"},
+		{"unit check", func(in *PlanTaskInput) { in.Task.UnitCheck = ceremonies.CheckCommand{} }, "plan task add-max: the unit check has no program"},
 		{"scope path", func(in *PlanTaskInput) { in.Task.Scope = []string{"./calc/calc.go"} }, `plan task add-max: scope path "./calc/calc.go" is not a clean path inside the workspace`},
 		{"changed path", func(in *PlanTaskInput) { in.Changed = []string{"../x"} }, `plan task add-max: changed path "../x" is not a clean path inside the workspace`},
 	}

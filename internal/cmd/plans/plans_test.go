@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
@@ -67,7 +68,7 @@ var (
 		{ID: "done", Status: domain.Done, Waves: 1, Root: "/w", Created: at.Add(-2 * time.Hour), Updated: at,
 			Tasks: []domain.Task{{ID: "add-flag", Wave: 1, Status: domain.TaskDone, Session: "s-1", Changed: []string{"main.go", "main_test.go"},
 				Questions: []string{"Should --flag be documented in the man page too?"}}},
-			Syncs: []domain.Sync{{Wave: 1, Check: domain.Command{Program: "go", Args: []string{"test", "./..."}}, Exit: &exit0, Round: 1}}},
+			Syncs: []domain.Sync{{Wave: 1, Check: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}, Exit: &exit0, Round: 1}}},
 	}
 )
 

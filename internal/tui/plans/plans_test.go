@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
@@ -60,7 +61,7 @@ var day = time.Date(2026, 10, 20, 9, 0, 0, 0, time.UTC)
 // sample is four plans, oldest first, so the panel has to sort them:
 // one done, one interrupted, one waiting on its card, one on its commands.
 func sample() []plans.Record {
-	check := plans.Command{Program: "go", Args: []string{"test", "./..."}}
+	check := ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}
 	return []plans.Record{
 		{ID: "split-the-parser-0a1b2c", Status: plans.Done, Brief: "split the parser\ninto two files", Root: "/w/axlr", Waves: 2, Created: day,
 			Tasks: []plans.Task{
