@@ -24,8 +24,8 @@ import (
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/internal/buildinfo"
 	"github.com/underpass-ai/axlr/internal/client"
-	"github.com/underpass-ai/axlr/internal/jsonargs"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/jsonargs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 

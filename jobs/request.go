@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 // The host tools through which a session asks for a job or reads them.

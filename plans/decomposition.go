@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/underpass-ai/axlr/ceremonies"
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 // Limits of a decomposition: what keeps a task atomic for a small model.

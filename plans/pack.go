@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/underpass-ai/axlr/ceremonies"
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 // Pack is the context pack of task in the plan id of decomposition d, as

@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 // decodeArgs decodes the arguments object raw of tool into dst with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 type testSchema struct {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 	"github.com/underpass-ai/axlr/redact"
 )
 

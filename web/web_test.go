@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 )
 
 func TestNewValidates(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/underpass-ai/axlr/internal/jsonargs"
+	"github.com/underpass-ai/axlr/jsonargs"
 	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/tools"
 )
