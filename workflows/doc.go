@@ -14,8 +14,10 @@
 // Workflow code is deterministic: it decides with pure functions
 // (agent/policy), keeps only compact state, and reaches files, models and
 // processes through the activities it declares here, called by name. It
-// imports no I/O. `make test` runs workflowcheck over this package
-// (workflowcheck.config.yaml lists what it allows and why).
+// imports no I/O, nor does any project package it imports: it decides a
+// pull request with the forge's vocabulary (forge/pull), never the forge
+// (TestImportsNoIO holds this). `make test` runs workflowcheck over this
+// package (workflowcheck.config.yaml lists what it allows and why).
 //
 // # Versioning: workflows run for days
 //
