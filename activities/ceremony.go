@@ -15,6 +15,7 @@ import (
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
@@ -107,12 +108,12 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 
 // PublishPinned publishes a pinned definition and checks that MADE holds it
 // under its pinned digest. It returns the parsed definition.
-func PublishPinned(ctx context.Context, e made.Engine, def ceremonies.Definition) (*made.Definition, error) {
+func PublishPinned(ctx context.Context, e made.Engine, def ceremonies.Definition) (*definition.Definition, error) {
 	yaml, err := def.YAML()
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypeBadRequest, err)
 	}
-	parsed, err := made.Parse(yaml)
+	parsed, err := definition.Parse(yaml)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("pinned definition %s %s: %v", def.Name, def.Version, err), workflows.ErrTypeBadRequest, err)
 	}

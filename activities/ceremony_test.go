@@ -15,7 +15,7 @@ import (
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/jobs"
-	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -24,7 +24,7 @@ import (
 // stops that ceremony's start with both digests; the other ceremony still
 // publishes.
 func TestPinnedDigestMismatch(t *testing.T) {
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCheckEndings(t *testing.T) {
 // chooses from, and firing it ends the instance in CANCELLED. A claim of a
 // step MADE closed is an operator's to resolve, not a retry.
 func TestCancelAndUnresolvedClaim(t *testing.T) {
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCancelAndUnresolvedClaim(t *testing.T) {
 // (the transition an earlier attempt applied) is found done and says the
 // instance moved, instead of failing on MADE's state check.
 func TestCompleteFoundDone(t *testing.T) {
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestCompleteFoundDone(t *testing.T) {
 // repair step claimed again after a red round needs a key that names the
 // round; the first round's key is refused as an unresolved claim.
 func TestClaimRounds(t *testing.T) {
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

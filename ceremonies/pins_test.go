@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
+	"github.com/underpass-ai/axlr/made/embedded"
 )
 
 // TestPins checks every pin against its YAML, and that every YAML has a
@@ -24,19 +26,19 @@ func TestPins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		def, err := made.Parse(y)
+		def, err := definition.Parse(y)
 		if err != nil {
 			t.Fatalf("%s: %v", d.File, err)
 		}
-		for _, f := range made.Validate(def) {
-			if f.Severity == made.SeverityError {
+		for _, f := range definition.Validate(def) {
+			if f.Severity == definition.SeverityError {
 				t.Errorf("%s: %s", d.File, f.Message)
 			}
 		}
 		if def.Name != d.Name || def.Version != d.Version {
 			t.Errorf("%s declares %s %s, pinned as %s %s", d.File, def.Name, def.Version, d.Name, d.Version)
 		}
-		if got := made.Digest(def); got != d.Digest {
+		if got := definition.Digest(def); got != d.Digest {
 			t.Errorf("%s: digest %s, pinned %s: bump the version and pin the new digest", d.File, got, d.Digest)
 		}
 		for _, st := range def.Steps {
@@ -111,13 +113,13 @@ func TestStepsPinned(t *testing.T) {
 }
 
 // parsed returns a pinned definition's parsed YAML.
-func parsed(t *testing.T, d Definition) *made.Definition {
+func parsed(t *testing.T, d Definition) *definition.Definition {
 	t.Helper()
 	y, err := d.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := made.Parse(y)
+	def, err := definition.Parse(y)
 	if err != nil {
 		t.Fatalf("%s: %v", d.File, err)
 	}
@@ -173,7 +175,7 @@ func TestGuardsReadRecordedFields(t *testing.T) {
 	for _, d := range All() {
 		def := parsed(t, d)
 		for _, g := range def.Guards {
-			if c := g.Condition; c.Kind == made.GuardOutputField {
+			if c := g.Condition; c.Kind == definition.GuardOutputField {
 				if why := reads(d, c.Step, c.Field, c.Value); why != "" {
 					t.Errorf("%s guard %s reads %s.%s: %s", d.File, g.Name, c.Step, c.Field, why)
 				}
@@ -195,10 +197,10 @@ func TestCancelFromEveryLiveState(t *testing.T) {
 	for _, d := range All() {
 		def := parsed(t, d)
 		for _, s := range def.States {
-			if s.Kind == made.StateTerminal {
+			if s.Kind == definition.StateTerminal {
 				continue
 			}
-			has := slices.ContainsFunc(def.Transitions, func(tr made.TransitionDef) bool {
+			has := slices.ContainsFunc(def.Transitions, func(tr definition.Transition) bool {
 				return tr.From == s.ID && tr.Trigger == CancelTrigger && tr.To == "CANCELLED" && len(tr.Guards) == 0
 			})
 			if has != d.Cancel {
@@ -233,7 +235,7 @@ func TestMergeDecision(t *testing.T) {
 				}
 			}
 			for _, r := range def.Roles {
-				may := r.Allows(made.RoleAction{Kind: made.ActionTransition, Value: "merge_approved"})
+				may := r.Allows(definition.RoleAction{Kind: definition.ActionTransition, Value: "merge_approved"})
 				if may != (r.ID == ApproverRole) {
 					t.Errorf("%s: role %s may fire merge_approved: %v", d.File, r.ID, may)
 				}
@@ -241,7 +243,7 @@ func TestMergeDecision(t *testing.T) {
 					t.Errorf("%s: %s may do more than approve the merge: %v", d.File, r.ID, r.Actions)
 				}
 			}
-			automatic := slices.ContainsFunc(def.Transitions, func(tr made.TransitionDef) bool { return tr.Trigger == "merge_automatic" })
+			automatic := slices.ContainsFunc(def.Transitions, func(tr definition.Transition) bool { return tr.Trigger == "merge_automatic" })
 			decide, _ := StepOf(d.Name, d.Version, "decide")
 			offered := slices.ContainsFunc(decide.Records, func(f Field) bool {
 				return f.Name == "decision" && slices.Contains(f.Values, DecisionAutomatic)
@@ -258,7 +260,7 @@ func TestMergeDecision(t *testing.T) {
 // fire the trigger. A console step's output must hold only its Records.
 type walk struct {
 	t      *testing.T
-	e      *made.Embedded
+	e      *embedded.Engine
 	d      Definition
 	id     string
 	claims int
@@ -277,7 +279,7 @@ func newWalk(t *testing.T, kind string) *walk {
 // an instance of it with the context.
 func startWalk(t *testing.T, d Definition, context map[string]any) *walk {
 	t.Helper()
-	e, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	e, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // newPlanWalk starts an instance of a part of a plan with the context its
@@ -306,7 +307,7 @@ func TestPlanApproval(t *testing.T) {
 		t.Run(part, func(t *testing.T) {
 			d, _ := ForPlan(part)
 			def := parsed(t, d)
-			human := slices.ContainsFunc(def.Guards, made.GuardDef.IsHuman)
+			human := slices.ContainsFunc(def.Guards, definition.Guard.IsHuman)
 			if human != (part == PartPlan) {
 				t.Fatalf("%s has a human guard: %v", d.File, human)
 			}
@@ -325,7 +326,7 @@ func TestPlanApproval(t *testing.T) {
 				}
 			}
 			for _, r := range def.Roles {
-				may := r.Allows(made.RoleAction{Kind: made.ActionTransition, Value: "approved"})
+				may := r.Allows(definition.RoleAction{Kind: definition.ActionTransition, Value: "approved"})
 				if may != (r.ID == ApproverRole) {
 					t.Errorf("%s: role %s may fire approved: %v", d.File, r.ID, may)
 				}

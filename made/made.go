@@ -2,10 +2,13 @@
 // console-driven ceremony is a MADE instance whose steps a workflow claims
 // and completes.
 //
-// It owns the definition schema (YAML), its validation and semantic digest,
-// the Engine interface, the MCP client for made-mcp over stdio, and the
-// embedded engine axlrd uses when no made-mcp is configured. Both engines
-// speak made-mcp's semantics and messages, so one conformance suite
+// It holds what the engines and their callers share: the Engine interface,
+// its requests and the instance projection, the error kinds (*Error,
+// *ConflictError and their sentinels) and ClaimOnce. It imports none of its
+// subpackages, which do the rest: definition parses, validates and digests
+// definitions; embedded is the in-process engine axlrd uses when no
+// made-mcp is configured; mcp is the client for made-mcp over stdio. Both
+// engines speak made-mcp's semantics and messages, so one conformance suite
 // (package madetest) runs against both. MADE records step timeouts and
 // retry policies without enforcing them: enforcing them is the caller's job.
 package made

@@ -18,7 +18,7 @@ import (
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
-	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // pinnedMADE is MADE running a job's pinned definition (axlr_repair 1.0 or
@@ -32,7 +32,7 @@ import (
 // own fields, which the real activities read from the transcript.
 type pinnedMADE struct {
 	mu  sync.Mutex
-	def *made.Definition
+	def *definition.Definition
 	// command is what the first step hands back; checks are what each
 	// step's check command prints and exits with.
 	command ceremonies.CheckCommand
@@ -67,7 +67,7 @@ func newPinnedMADE(t *testing.T, kind jobs.Kind, command ceremonies.CheckCommand
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := made.Parse(y)
+	def, err := definition.Parse(y)
 	if err != nil {
 		t.Fatalf("parse %s: %v", d.File, err)
 	}
@@ -96,11 +96,11 @@ func (f *pinnedMADE) holds(guard string) bool {
 	}
 	c := g.Condition
 	switch c.Kind {
-	case made.GuardHumanApproval:
+	case definition.GuardHumanApproval:
 		return f.granted[guard]
-	case made.GuardStepStatus:
+	case definition.GuardStepStatus:
 		return f.status[c.Step] == c.Status
-	case made.GuardOutputField:
+	case definition.GuardOutputField:
 		got, ok := f.outputs[c.Step][c.Field]
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(c.Value)
@@ -139,7 +139,7 @@ func (f *pinnedMADE) enter(state string) {
 // startResult is what the ceremony activities' Start answers for a
 // definition: its step prompts, each step's iterations at most (its
 // repeat's, else 1) and its step timeout. The instance is the caller's.
-func startResult(d *made.Definition) CeremonyStartResult {
+func startResult(d *definition.Definition) CeremonyStartResult {
 	res := CeremonyStartResult{Definition: d.Name, Version: d.Version, StepTimeout: d.StepTimeout, Instructions: map[string]string{}, Limits: map[string]int{}}
 	for _, s := range d.Steps {
 		if p, ok := s.Config["prompt"].(string); ok {
@@ -161,7 +161,7 @@ func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonySt
 	}
 	res := startResult(f.def)
 	for _, s := range f.def.States {
-		if s.Kind == made.StateInitial {
+		if s.Kind == definition.StateInitial {
 			f.enter(s.ID)
 		}
 	}
@@ -247,7 +247,7 @@ func (f *pinnedMADE) Complete(_ context.Context, in CompleteInput) (InstanceView
 func (f *pinnedMADE) Transition(_ context.Context, in TransitionInput) (InstanceView, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	i := slices.IndexFunc(f.def.Transitions, func(t made.TransitionDef) bool { return t.From == f.state && t.Trigger == in.Trigger })
+	i := slices.IndexFunc(f.def.Transitions, func(t definition.Transition) bool { return t.From == f.state && t.Trigger == in.Trigger })
 	if i < 0 || (in.Trigger != ceremonies.CancelTrigger && !slices.Contains(f.enabled(), in.Trigger)) {
 		return InstanceView{}, madeRefused("%s is not enabled in %s (enabled: %v)", in.Trigger, f.state, f.enabled())
 	}
@@ -258,7 +258,7 @@ func (f *pinnedMADE) Transition(_ context.Context, in TransitionInput) (Instance
 	f.triggers = append(f.triggers, in.Trigger)
 	clear(f.granted)
 	f.enter(to)
-	if st, _ := f.def.State(to); st.Kind == made.StateTerminal {
+	if st, _ := f.def.State(to); st.Kind == definition.StateTerminal {
 		return InstanceView{InstanceID: in.InstanceID, State: to, Completed: true}, nil
 	}
 	next := f.stepOf(to)
@@ -270,7 +270,7 @@ func (f *pinnedMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 	defer f.mu.Unlock()
 	f.grants = append(f.grants, in)
 	g, ok := f.def.Guard(in.Guard)
-	if !ok || !g.IsHuman() || !slices.ContainsFunc(f.def.Roles, func(r made.RoleDef) bool { return r.ID == in.Role }) {
+	if !ok || !g.IsHuman() || !slices.ContainsFunc(f.def.Roles, func(r definition.Role) bool { return r.ID == in.Role }) {
 		return InstanceView{}, madeRefused("grant %s as %s", in.Guard, in.Role)
 	}
 	f.granted[in.Guard] = true

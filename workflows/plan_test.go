@@ -21,6 +21,8 @@ import (
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/plans"
 )
 
@@ -33,7 +35,7 @@ import (
 // which it answers from a script by command.
 type planMADE struct {
 	t   *testing.T
-	eng *made.Embedded
+	eng *embedded.Engine
 
 	mu sync.Mutex
 	// checks answer each command (ceremonies.CheckCommand.String), in order, the
@@ -52,7 +54,7 @@ var _ CeremonyActivities = (*planMADE)(nil)
 
 func newPlanMADE(t *testing.T) *planMADE {
 	t.Helper()
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func (f *planMADE) Start(ctx context.Context, in CeremonyStartInput) (CeremonySt
 	if err != nil {
 		return CeremonyStartResult{}, err
 	}
-	parsed, err := made.Parse(y)
+	parsed, err := definition.Parse(y)
 	if err != nil {
 		return CeremonyStartResult{}, err
 	}

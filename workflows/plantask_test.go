@@ -23,6 +23,8 @@ import (
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/plans"
 )
 
@@ -159,7 +161,7 @@ func (m *taskModel) ToolCall(ctx context.Context, in ToolCallInput) (ToolCallRes
 // (the hand-back's fields and what AXLR recorded), transition. The unit
 // check's runs answer what check makes of the workspace then.
 type taskMADE struct {
-	eng   *made.Embedded
+	eng   *embedded.Engine
 	model *taskModel
 	ws    *taskWorkspace
 	check func(files map[string]string) contract.CheckRecord
@@ -181,7 +183,7 @@ func (f *taskMADE) Start(ctx context.Context, in CeremonyStartInput) (CeremonySt
 	if err != nil {
 		return CeremonyStartResult{}, err
 	}
-	parsed, err := made.Parse(y)
+	parsed, err := definition.Parse(y)
 	if err != nil {
 		return CeremonyStartResult{}, err
 	}
@@ -358,7 +360,7 @@ type taskHarness struct {
 
 func newTaskHarness(t *testing.T, git bool, model ...reply) *taskHarness {
 	t.Helper()
-	eng, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{})
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,8 @@ import (
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/internal/zlog"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
+	"github.com/underpass-ai/axlr/made/mcp"
 	"github.com/underpass-ai/axlr/redact"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
@@ -380,7 +382,7 @@ func openMade(ctx context.Context, o Options, set *settings.Loaded, log zerolog.
 		m.Command = o.MadeCommand
 	}
 	if m.Command == "" {
-		e, err := made.OpenEmbedded(filepath.Join(o.StateDir, "made"), made.EmbeddedOptions{})
+		e, err := embedded.Open(filepath.Join(o.StateDir, "made"), embedded.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("open the embedded MADE engine: %w", err)
 		}
@@ -399,7 +401,7 @@ func openMade(ctx context.Context, o Options, set *settings.Loaded, log zerolog.
 	if err := os.MkdirAll(filepath.Join(o.StateDir, "made"), 0o700); err != nil {
 		return nil, fmt.Errorf("create MADE store dir: %w", err)
 	}
-	c, err := made.StartMCP(ctx, made.MCPOptions{Command: m.Command, Args: m.Args, Env: env, Dir: o.StateDir,
+	c, err := mcp.Start(ctx, mcp.Options{Command: m.Command, Args: m.Args, Env: env, Dir: o.StateDir,
 		Stderr: log.With().Str("component", "made-mcp").Logger()})
 	if err != nil {
 		return nil, fmt.Errorf("start made-mcp (%s): %w", m.Command, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
 )
 
 // A Go module with a failing test: Parse panics on empty input.
@@ -278,7 +279,7 @@ func testCalc(e *env) ([]byte, error) {
 // daemon.
 func madeInstance(t *testing.T, e *env, id string) made.Instance {
 	t.Helper()
-	eng, err := made.OpenEmbedded(filepath.Join(e.stateDir, "made"), made.EmbeddedOptions{})
+	eng, err := embedded.Open(filepath.Join(e.stateDir, "made"), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestDebugCeremonyOverMCP(t *testing.T) {
 		t.Fatalf("result %+v ceremony %+v\n%s", res, c, d.logs)
 	}
 	d.stop()
-	eng, err := made.OpenEmbedded(filepath.Join(e.stateDir, "made", "served"), made.EmbeddedOptions{})
+	eng, err := embedded.Open(filepath.Join(e.stateDir, "made", "served"), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

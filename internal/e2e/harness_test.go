@@ -27,7 +27,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cli"
 	"github.com/underpass-ai/axlr/internal/daemon"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
-	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/made/madetest"
 	"github.com/underpass-ai/axlr/plugins/pluginstest"
 )
@@ -61,7 +61,7 @@ func fakeMadeMCP() int {
 		fmt.Fprintln(os.Stderr, "MADE_MCP_REDB_PATH is required for the embedded backend")
 		return 2
 	}
-	eng, err := made.OpenEmbedded(filepath.Join(filepath.Dir(path), "served"), made.EmbeddedOptions{})
+	eng, err := embedded.Open(filepath.Join(filepath.Dir(path), "served"), embedded.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -1,8 +1,9 @@
 // Package madetest holds the conformance suite every made.Engine passes:
 // the embedded engine directly, and made-mcp's tools as served by the
 // in-test MCP server and read back by the MCP client. It speaks only
-// through the made.Engine interface (and made's package functions), and
-// checks each outcome's exact message and kind.
+// through the made.Engine interface (and made.ClaimOnce; package definition
+// names the digests it expects), and checks each outcome's exact message and
+// kind.
 //
 // Persistence is engine-specific and not part of the suite.
 package madetest
@@ -27,7 +28,7 @@ import (
 type Factory func(t *testing.T) (made.Engine, *Clock)
 
 // Clock is a settable clock for engines under test; safe for concurrent
-// use. Give its Now to the engine (made.EmbeddedOptions.Now).
+// use. Give its Now to the engine (embedded.Options.Now).
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time

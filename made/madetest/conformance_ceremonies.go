@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // axlr drives a step as the AXLR console does: claim with the key
@@ -18,12 +19,12 @@ func (h *harness) axlr(id, step string, iteration int, output map[string]any) ma
 func (h *harness) startDebug(id string) made.Instance {
 	h.t.Helper()
 	yaml := axlrDefinition(h.t, "axlr_debug-2.0.yaml")
-	def, err := made.Parse([]byte(yaml))
+	def, err := definition.Parse([]byte(yaml))
 	if err != nil {
 		h.t.Fatalf("parse axlr_debug: %v", err)
 	}
-	if p := h.publish(yaml); p.Outcome != "published" || p.Digest != made.Digest(def) {
-		h.t.Fatalf("publish axlr_debug: %+v, want digest %s", p, made.Digest(def))
+	if p := h.publish(yaml); p.Outcome != "published" || p.Digest != definition.Digest(def) {
+		h.t.Fatalf("publish axlr_debug: %+v, want digest %s", p, definition.Digest(def))
 	}
 	in := h.start("axlr_debug", "2.0", id, map[string]any{"failure_brief": "parser drops the last line", "workspace": "/work/repo"})
 	wantState(h.t, in, "REPRODUCE", false, "reproduce")

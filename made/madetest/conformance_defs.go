@@ -2,8 +2,9 @@ package madetest
 
 import "fmt"
 
-// changeReviewYAML is the reference's worked example (§8).
-const changeReviewYAML = `version: "1.0"
+// ChangeReviewYAML is the reference's worked example (§8); engine tests
+// outside the suite drive it too.
+const ChangeReviewYAML = `version: "1.0"
 name: "change_review"
 description: "Draft a change, review it, release it with human sign-off"
 inputs: {required: [change_ref]}
@@ -32,7 +33,7 @@ timeouts: {step_default: 300}
 retry_policies: {default: {max_attempts: 2, backoff_seconds: 1}}
 `
 
-// changeReviewDigest is §7's digest of changeReviewYAML.
+// changeReviewDigest is §7's digest of ChangeReviewYAML.
 const changeReviewDigest = "50d223ceb02cf197cf44777a6dfa84c401f1315a7ecf2a0a59561eb61c469477"
 
 // publishableYAML is made-mcp's own publication test definition.

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/made/madetest"
+	"github.com/underpass-ai/axlr/made/mcp"
 )
 
-// embedded opens an embedded engine in a fresh directory, on a test clock.
-func embedded(t *testing.T) (made.Engine, *madetest.Clock) {
+// openEmbedded opens an embedded engine in a fresh directory, on a test clock.
+func openEmbedded(t *testing.T) (made.Engine, *madetest.Clock) {
 	clock := madetest.NewClock(time.Date(2026, 6, 6, 12, 0, 0, 0, time.UTC))
-	e, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{Now: clock.Now})
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func embedded(t *testing.T) (made.Engine, *madetest.Clock) {
 
 func TestEmbeddedConformance(t *testing.T) {
 	madetest.Run(t, func(t *testing.T) (made.Engine, *madetest.Clock) {
-		e, clock := embedded(t)
+		e, clock := openEmbedded(t)
 		return classified{t: t, e: e}, clock
 	})
 }
@@ -44,7 +46,7 @@ func check[T any](t *testing.T) func(T, error) (T, error) {
 	return func(v T, err error) (T, error) {
 		var e *made.Error
 		if errors.As(err, &e) {
-			if got := made.ClassifyMessage(e.Message); got != e.Kind {
+			if got := mcp.ClassifyMessage(e.Message); got != e.Kind {
 				t.Errorf("%q is a %s failure but reads as %s", e.Message, e.Kind, got)
 			}
 		}

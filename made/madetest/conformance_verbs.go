@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 func testPublish(h *harness) {
@@ -24,15 +25,15 @@ func testPublish(h *harness) {
 	if !errors.As(err, &conflict) || !errors.Is(err, made.ErrVersionOccupied) {
 		t.Fatalf("another definition under a published version: got %v, want version_occupied", err)
 	}
-	altered, perr := made.Parse([]byte(alteredYAML))
+	altered, perr := definition.Parse([]byte(alteredYAML))
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	want := made.ConflictError{Ceremony: "publishable_ceremony", Version: "1.0", PublishedDigest: publishableDigest, OfferedDigest: made.Digest(altered)}
+	want := made.ConflictError{Ceremony: "publishable_ceremony", Version: "1.0", PublishedDigest: publishableDigest, OfferedDigest: definition.Digest(altered)}
 	if *conflict != want {
 		t.Fatalf("version_occupied: %+v, want %+v", *conflict, want)
 	}
-	if cr := h.publish(changeReviewYAML); cr.Digest != changeReviewDigest {
+	if cr := h.publish(ChangeReviewYAML); cr.Digest != changeReviewDigest {
 		t.Fatalf("change_review digest %s, want %s", cr.Digest, changeReviewDigest)
 	}
 
@@ -47,7 +48,7 @@ func testPublish(h *harness) {
 			made.KindNotPublishable, `ceremony draft could not be parsed: unknown key "repeats" in step "work"`},
 		{"unknown_top_level_key", publishableYAML + "max_rounds: 2\n",
 			made.KindNotPublishable, `ceremony draft could not be parsed: unknown key "max_rounds" in the definition`},
-		{"unknown_guard_check", strings.Replace(changeReviewYAML, "step_status:draft:COMPLETED", "draft_is_done", 1),
+		{"unknown_guard_check", strings.Replace(ChangeReviewYAML, "step_status:draft:COMPLETED", "draft_is_done", 1),
 			made.KindNotPublishable, "ceremony draft could not be parsed: invariant violated: unsupported ceremony guard check"},
 		{"yaml_syntax", "version: [", made.KindNotPublishable, "ceremony draft could not be parsed: invariant violated: invalid ceremony yaml"},
 		{"empty", "", made.KindInvalid, "field `definition_yaml` must not be blank"},
@@ -61,7 +62,7 @@ func testPublish(h *harness) {
 
 func testStart(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	in := h.start("change_review", "1.0", "cr-42", map[string]any{"change_ref": "PR-42", "attempts": 2})
 	if in.CeremonyID != "cr-42" || in.DefinitionName != "change_review" || in.DefinitionVersion != "1.0" {
 		t.Fatalf("started %s %s %s", in.CeremonyID, in.DefinitionName, in.DefinitionVersion)
@@ -101,7 +102,7 @@ func testStart(h *harness) {
 
 func testGetAndList(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	_, err := h.e.Get(h.ctx, "missing")
 	wantErr(t, err, made.KindNotFound, "failed to load ceremony instance: not found: ceremony_instance")
 	list, err := h.e.List(h.ctx)
@@ -130,7 +131,7 @@ func testGetAndList(h *harness) {
 // testChangeReview is the reference's worked example, step by step.
 func testChangeReview(h *harness) {
 	t := h.t
-	if p := h.publish(changeReviewYAML); p.Outcome != "published" || p.Digest != changeReviewDigest {
+	if p := h.publish(ChangeReviewYAML); p.Outcome != "published" || p.Digest != changeReviewDigest {
 		t.Fatalf("publish: %+v", p)
 	}
 	h.start("change_review", "1.0", "cr-42", map[string]any{"change_ref": "PR-42"})
@@ -186,7 +187,7 @@ func testChangeReview(h *harness) {
 
 func testRetry(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	h.claim("cr-1", "draft", "k1")
 	in := h.finish(made.CompleteRequest{CeremonyID: "cr-1", StepID: "draft", Status: made.StepFailed, Error: "CI red"})
@@ -208,7 +209,7 @@ func testRetry(h *harness) {
 
 func testLeaseExpiry(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	req := h.claimReq("cr-1", "draft", "k1")
 	req.LeaseTTL = time.Minute
@@ -230,7 +231,7 @@ func testLeaseExpiry(h *harness) {
 
 func testIdempotencyKey(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	h.claim("cr-1", "draft", "reused")
 	h.finish(made.CompleteRequest{CeremonyID: "cr-1", StepID: "draft", Status: made.StepFailed, Error: "flaky"})
@@ -249,7 +250,7 @@ func testIdempotencyKey(h *harness) {
 }
 
 func testCompleteWithoutClaim(h *harness) {
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	_, err := h.e.Complete(h.ctx, made.CompleteRequest{CeremonyID: "cr-1", StepID: "draft", ActorKind: made.ActorAgent, Status: made.StepCompleted})
 	wantErr(h.t, err, made.KindNotInProgress, "failed to complete ceremony step: invariant violated: step result requires an in-progress step")
@@ -260,7 +261,7 @@ func testCompleteWithoutClaim(h *harness) {
 
 func testWrongState(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	_, err := h.e.Claim(h.ctx, h.claimReq("cr-1", "review", "k1"))
 	wantErr(t, err, made.KindWrongState, "failed to claim ceremony step: invalid state transition `ceremony_instance.current_state` -> `ceremony_step.state`")
@@ -274,7 +275,7 @@ func testWrongState(h *harness) {
 
 func testNoRole(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	_, err := h.e.Claim(h.ctx, h.claimReq("cr-1", "ghost", "k1"))
 	wantErr(t, err, made.KindNoRole, "ceremony step has no authorized role: invariant violated: no ceremony role can execute step")
@@ -285,7 +286,7 @@ func testNoRole(h *harness) {
 }
 
 func testGuardsNotSatisfied(h *harness) {
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	h.claim("cr-1", "draft", "k1")
 	_, err := h.e.ApplyTransition(h.ctx, made.TransitionRequest{CeremonyID: "cr-1", Trigger: "submit", ActorKind: made.ActorService})
@@ -295,7 +296,7 @@ func testGuardsNotSatisfied(h *harness) {
 
 func testHumanGuard(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	approve := func(guard, role string, kind made.ActorKind) (made.Instance, error) {
 		return h.e.ApproveGuard(h.ctx, made.ApproveRequest{CeremonyID: "cr-1", GuardName: guard, RoleID: role, RoleKind: kind})
@@ -360,7 +361,7 @@ func testHumanGuard(h *harness) {
 
 func testTerminal(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	h.claim("cr-1", "draft", "k1")
 	in := h.apply("cr-1", "cancel")
@@ -383,7 +384,7 @@ func testTerminal(h *harness) {
 
 func testArguments(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	for _, c := range []struct {
 		name    string
@@ -451,7 +452,7 @@ func testArguments(h *harness) {
 
 func testClaimOnce(h *harness) {
 	t := h.t
-	h.publish(changeReviewYAML)
+	h.publish(ChangeReviewYAML)
 	h.start("change_review", "1.0", "cr-1", nil)
 	req := h.claimReq("cr-1", "draft", "cr-1:draft:1")
 	in, err := made.ClaimOnce(h.ctx, h.e, req)

@@ -20,9 +20,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/mcp"
 )
 
 // The identity made-mcp reports in its initialize result.
@@ -36,14 +37,14 @@ const (
 // as made-mcp checks them, in its order, before e is called; e's errors
 // become tool errors carrying their message, except a *made.ConflictError
 // from Publish, which is made-mcp's version_occupied success payload.
-func NewServer(e made.Engine) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: ServerVersion}, &mcp.ServerOptions{
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		SupportedProtocolVersions: []string{made.MCPProtocolVersion},
+func NewServer(e made.Engine) *mcpsdk.Server {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Version: ServerVersion}, &mcpsdk.ServerOptions{
+		Capabilities:              &mcpsdk.ServerCapabilities{Tools: &mcpsdk.ToolCapabilities{}},
+		SupportedProtocolVersions: []string{mcp.ProtocolVersion},
 	})
 	known := make(map[string]bool)
 	for _, t := range toolSpecs(e) {
-		s.AddTool(&mcp.Tool{Name: t.name, Description: t.description, InputSchema: t.schema}, toolHandler(t.run))
+		s.AddTool(&mcpsdk.Tool{Name: t.name, Description: t.description, InputSchema: t.schema}, toolHandler(t.run))
 		known[t.name] = true
 	}
 	s.AddReceivingMiddleware(unsupportedTools(known))
@@ -52,14 +53,14 @@ func NewServer(e made.Engine) *mcp.Server {
 
 // Serve serves e with NewServer over in-memory transports and returns a
 // client connected to it; both are closed when t ends.
-func Serve(t testing.TB, e made.Engine) *made.MCPClient {
+func Serve(t testing.TB, e made.Engine) *mcp.Client {
 	t.Helper()
-	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	serverEnd, clientEnd := mcpsdk.NewInMemoryTransports()
 	session, err := NewServer(e).Connect(context.Background(), serverEnd, nil)
 	if err != nil {
 		t.Fatalf("connect made-mcp test server: %v", err)
 	}
-	client, err := made.ConnectMCP(context.Background(), clientEnd)
+	client, err := mcp.Connect(context.Background(), clientEnd)
 	if err != nil {
 		_ = session.Close()
 		t.Fatalf("connect made-mcp test client: %v", err)
@@ -83,7 +84,7 @@ type toolSpec struct {
 func toolSpecs(e made.Engine) []toolSpec {
 	return []toolSpec{
 		{
-			name:        made.MCPToolPublishDefinition,
+			name:        mcp.ToolPublishDefinition,
 			description: "Publish a ceremony definition under its name and version, identified by its digest.",
 			schema: objectSchema([]string{"definition_yaml"}, map[string]any{
 				"definition_yaml": stringSchema("Ceremony definition YAML."),
@@ -91,7 +92,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return publishTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolStartPublished,
+			name:        mcp.ToolStartPublished,
 			description: "Start an instance of a published ceremony definition.",
 			schema: objectSchema([]string{"ceremony", "version", "actor_id", "actor_kind"}, map[string]any{
 				"ceremony":    stringSchema("Published ceremony name."),
@@ -104,7 +105,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return startTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolGetInstance,
+			name:        mcp.ToolGetInstance,
 			description: "Read a ceremony instance.",
 			schema: objectSchema([]string{"ceremony_id"}, map[string]any{
 				"ceremony_id": stringSchema("Instance id."),
@@ -112,13 +113,13 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return getTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolListInstances,
+			name:        mcp.ToolListInstances,
 			description: "List every ceremony instance.",
 			schema:      map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
 			run:         func(ctx context.Context, _ json.RawMessage) (any, error) { return listTool(ctx, e) },
 		},
 		{
-			name:        made.MCPToolClaimStep,
+			name:        mcp.ToolClaimStep,
 			description: "Lease a step of an instance for the host to execute.",
 			schema: objectSchema([]string{"ceremony_id", "step_id", "actor_kind"}, map[string]any{
 				"ceremony_id":     stringSchema("Instance id."),
@@ -131,7 +132,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return claimTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolCompleteStep,
+			name:        mcp.ToolCompleteStep,
 			description: "Record the result of a claimed step.",
 			schema: objectSchema([]string{"ceremony_id", "step_id", "actor_kind", "status"}, map[string]any{
 				"ceremony_id": stringSchema("Instance id."),
@@ -148,7 +149,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return completeTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolApplyTransition,
+			name:        mcp.ToolApplyTransition,
 			description: "Fire an enabled transition of an instance.",
 			schema: objectSchema([]string{"ceremony_id", "trigger", "actor_kind"}, map[string]any{
 				"ceremony_id": stringSchema("Instance id."),
@@ -158,7 +159,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return applyTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolApproveGuard,
+			name:        mcp.ToolApproveGuard,
 			description: "Record a human approval of a guard.",
 			schema: objectSchema([]string{"ceremony_id", "guard_name", "role_id", "role_kind"}, map[string]any{
 				"ceremony_id": stringSchema("Instance id."),
@@ -169,7 +170,7 @@ func toolSpecs(e made.Engine) []toolSpec {
 			run: func(ctx context.Context, raw json.RawMessage) (any, error) { return approveTool(ctx, e, raw) },
 		},
 		{
-			name:        made.MCPToolDeferGuard,
+			name:        mcp.ToolDeferGuard,
 			description: "Record why a human guard is not decided yet.",
 			schema: objectSchema([]string{"ceremony_id", "guard_name", "role_id", "role_kind", "statement", "reason", "reconsider_when"}, map[string]any{
 				"ceremony_id": stringSchema("Instance id."),
@@ -427,8 +428,8 @@ func nonNilMap(m map[string]any) map[string]any {
 // toolHandler turns a tool's run into a handler answering as made-mcp does:
 // the payload as sorted-key structuredContent plus its pretty text, or the
 // failure's message as an isError text.
-func toolHandler(run func(context.Context, json.RawMessage) (any, error)) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func toolHandler(run func(context.Context, json.RawMessage) (any, error)) mcpsdk.ToolHandler {
+	return func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		payload, err := run(ctx, req.Params.Arguments)
 		if err != nil {
 			return toolFailure(errorText(err)), nil
@@ -441,8 +442,8 @@ func toolHandler(run func(context.Context, json.RawMessage) (any, error)) mcp.To
 		if err := json.Indent(&pretty, compact, "", "  "); err != nil {
 			return toolFailure(fmt.Sprintf("encode %s result: %v", req.Params.Name, err)), nil
 		}
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: pretty.String()}},
+		return &mcpsdk.CallToolResult{
+			Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: pretty.String()}},
 			StructuredContent: json.RawMessage(compact),
 		}, nil
 	}
@@ -456,8 +457,8 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-func toolFailure(message string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: message}}, IsError: true}
+func toolFailure(message string) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: message}}, IsError: true}
 }
 
 // sortedJSON encodes v with every object's keys sorted, as made-mcp emits
@@ -484,10 +485,10 @@ func sortedJSON(v any) ([]byte, error) {
 
 // unsupportedTools answers a call of an unknown tool as made-mcp does, with
 // a tool error rather than the SDK's JSON-RPC error.
-func unsupportedTools(known map[string]bool) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && !known[call.Params.Name] {
+func unsupportedTools(known map[string]bool) mcpsdk.Middleware {
+	return func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+		return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+			if call, ok := req.(*mcpsdk.CallToolRequest); ok && method == "tools/call" && !known[call.Params.Name] {
 				return toolFailure(fmt.Sprintf("embedded backend: unsupported tool `%s`", call.Params.Name)), nil
 			}
 			return next(ctx, method, req)

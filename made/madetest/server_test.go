@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/made/madetest"
 )
 
@@ -101,14 +102,14 @@ func (r *recorder) DeferGuard(_ context.Context, req made.DeferRequest) (made.In
 }
 
 // rawSession connects a plain go-sdk client (default options) to NewServer(e).
-func rawSession(t *testing.T, e made.Engine) *mcp.ClientSession {
+func rawSession(t *testing.T, e made.Engine) *mcpsdk.ClientSession {
 	t.Helper()
-	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	serverEnd, clientEnd := mcpsdk.NewInMemoryTransports()
 	ss, err := madetest.NewServer(e).Connect(context.Background(), serverEnd, nil)
 	if err != nil {
 		t.Fatalf("connect server: %v", err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(), clientEnd, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(), clientEnd, nil)
 	if err != nil {
 		t.Fatalf("connect client: %v", err)
 	}
@@ -120,19 +121,19 @@ func rawSession(t *testing.T, e made.Engine) *mcp.ClientSession {
 }
 
 // callRaw sends raw JSON arguments to tool.
-func callRaw(t *testing.T, cs *mcp.ClientSession, tool, arguments string) *mcp.CallToolResult {
+func callRaw(t *testing.T, cs *mcpsdk.ClientSession, tool, arguments string) *mcpsdk.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(arguments)})
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: tool, Arguments: json.RawMessage(arguments)})
 	if err != nil {
 		t.Fatalf("call %s: %v", tool, err)
 	}
 	return res
 }
 
-func resultText(res *mcp.CallToolResult) string {
+func resultText(res *mcpsdk.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
+		if t, ok := c.(*mcpsdk.TextContent); ok {
 			b.WriteString(t.Text)
 		}
 	}
@@ -527,7 +528,7 @@ func TestResults(t *testing.T) {
 	}
 }
 
-// TestServe checks the in-memory wiring: the made.MCPClient Serve returns
+// TestServe checks the in-memory wiring: the mcp.Client Serve returns
 // reaches the engine and reads its errors' kinds.
 func TestServe(t *testing.T) {
 	r := &recorder{instance: made.Instance{CeremonyID: "cr-1", CurrentState: "OPEN"}}
@@ -547,11 +548,11 @@ func TestServe(t *testing.T) {
 // TestConformanceOverMCP runs the conformance suite against the embedded
 // engine as made-mcp's tools serve it: each engine lives in its own
 // directory behind NewServer, over in-memory MCP transports, and the suite
-// drives it through made.MCPClient.
+// drives it through mcp.Client.
 func TestConformanceOverMCP(t *testing.T) {
 	madetest.Run(t, func(t *testing.T) (made.Engine, *madetest.Clock) {
 		clock := madetest.NewClock(time.Date(2026, 6, 6, 12, 0, 0, 0, time.UTC))
-		e, err := made.OpenEmbedded(t.TempDir(), made.EmbeddedOptions{Now: clock.Now})
+		e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
 		if err != nil {
 			t.Fatalf("open embedded engine: %v", err)
 		}

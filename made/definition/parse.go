@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ import (
 // any key it does not know, naming the key and its place. Structural
 // defects (an unknown state, a missing guard…) are Validate's.
 //
-// A failure is an *Error of kind KindNotPublishable whose message is the
-// one made-mcp puts after "ceremony draft could not be parsed: ".
+// A failure is a *made.Error of kind made.KindNotPublishable whose message
+// is the one made-mcp puts after "ceremony draft could not be parsed: ".
 func Parse(data []byte) (*Definition, error) {
 	root, err := decodeDocument(data)
 	if err != nil {
@@ -131,59 +131,59 @@ func (p *defParser) steps() error {
 	return nil
 }
 
-func parseStep(n *yaml.Node, place string) (StepDef, error) {
+func parseStep(n *yaml.Node, place string) (Step, error) {
 	m, err := newYAMLMap(n, place)
 	if err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
 	if err := m.only("id", "state", "handler", "config", "num_agents", "see_prior", "repeat"); err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
 	raw := map[string]string{}
 	for _, k := range []string{"id", "state", "handler"} {
 		if raw[k], err = m.reqStr(k); err != nil {
-			return StepDef{}, err
+			return Step{}, err
 		}
 	}
-	s := StepDef{NumAgents: 1, SeePrior: true, Config: map[string]any{}}
+	s := Step{NumAgents: 1, SeePrior: true, Config: map[string]any{}}
 	if c := m.node("config"); c != nil {
 		cfg, err := newYAMLMap(c, place+" config")
 		if err != nil {
-			return StepDef{}, err
+			return Step{}, err
 		}
 		for _, k := range cfg.keys {
 			if s.Config[k], err = configValue(cfg.vals[k], place+" config"); err != nil {
-				return StepDef{}, err
+				return Step{}, err
 			}
 		}
 	}
 	agents, hasAgents, err := m.count("num_agents", math.MaxInt32)
 	if err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
 	if see, ok, err := m.boolean("see_prior"); err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	} else if ok {
 		s.SeePrior = see
 	}
 	if s.Repeat, err = parseRepeat(m, false, "ceremony_step"); err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
-	if s.ID, err = lowerID("step_id", raw["id"], 0); err != nil {
-		return StepDef{}, err
+	if s.ID, err = CheckID("step_id", raw["id"], 0); err != nil {
+		return Step{}, err
 	}
-	if s.State, err = text("state_id", raw["state"], 0); err != nil {
-		return StepDef{}, err
+	if s.State, err = CheckText("state_id", raw["state"], 0); err != nil {
+		return Step{}, err
 	}
 	if s.Handler, err = handlerKind(raw["handler"]); err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
 	if err := attributeKeys(s.Config); err != nil {
-		return StepDef{}, err
+		return Step{}, err
 	}
 	if hasAgents {
 		if agents == 0 {
-			return StepDef{}, parseError("value `ceremony_step.num_agents` must be non-zero")
+			return Step{}, parseError("value `ceremony_step.num_agents` must be non-zero")
 		}
 		s.NumAgents = int(agents)
 	}
@@ -237,7 +237,7 @@ func parseUntil(repeat *yamlMap, forState bool) (Until, error) {
 		if err != nil {
 			return Until{}, err
 		}
-		if u.Step, err = lowerID("step_id", step, 0); err != nil {
+		if u.Step, err = CheckID("step_id", step, 0); err != nil {
 			return Until{}, err
 		}
 	}
@@ -276,7 +276,7 @@ func (p *defParser) transitions() error {
 	return nil
 }
 
-func parseTransition(n *yaml.Node, i int) (TransitionDef, error) {
+func parseTransition(n *yaml.Node, i int) (Transition, error) {
 	place := fmt.Sprintf("transitions[%d]", i)
 	trigger, okT := scalarField(n, "trigger")
 	from, okF := scalarField(n, "from")
@@ -285,36 +285,36 @@ func parseTransition(n *yaml.Node, i int) (TransitionDef, error) {
 	}
 	m, err := newYAMLMap(n, place)
 	if err != nil {
-		return TransitionDef{}, err
+		return Transition{}, err
 	}
 	if err := m.only("from", "to", "trigger", "guards"); err != nil {
-		return TransitionDef{}, err
+		return Transition{}, err
 	}
 	raw := map[string]string{}
 	for _, k := range []string{"from", "to", "trigger"} {
 		if raw[k], err = m.reqStr(k); err != nil {
-			return TransitionDef{}, err
+			return Transition{}, err
 		}
 	}
 	guards, err := m.strList("guards")
 	if err != nil {
-		return TransitionDef{}, err
+		return Transition{}, err
 	}
-	var t TransitionDef
-	if t.From, err = text("state_id", raw["from"], 0); err != nil {
-		return TransitionDef{}, err
+	var t Transition
+	if t.From, err = CheckText("state_id", raw["from"], 0); err != nil {
+		return Transition{}, err
 	}
-	if t.To, err = text("state_id", raw["to"], 0); err != nil {
-		return TransitionDef{}, err
+	if t.To, err = CheckText("state_id", raw["to"], 0); err != nil {
+		return Transition{}, err
 	}
-	if t.Trigger, err = text("transition_trigger", raw["trigger"], 0); err != nil {
-		return TransitionDef{}, err
+	if t.Trigger, err = CheckText("transition_trigger", raw["trigger"], 0); err != nil {
+		return Transition{}, err
 	}
 	t.Guards = []string{}
 	for _, g := range guards {
-		name, err := lowerID("guard_name", g, 0)
+		name, err := CheckID("guard_name", g, 0)
 		if err != nil {
-			return TransitionDef{}, err
+			return Transition{}, err
 		}
 		t.Guards = append(t.Guards, name)
 	}
@@ -340,26 +340,26 @@ func (p *defParser) guards() error {
 	return nil
 }
 
-func parseGuard(rawName string, n *yaml.Node) (GuardDef, error) {
+func parseGuard(rawName string, n *yaml.Node) (Guard, error) {
 	m, err := newYAMLMap(n, fmt.Sprintf("guard %q", rawName))
 	if err != nil {
-		return GuardDef{}, err
+		return Guard{}, err
 	}
 	if err := m.only("type", "check"); err != nil {
-		return GuardDef{}, err
+		return Guard{}, err
 	}
-	g := GuardDef{}
+	g := Guard{}
 	if g.Type, err = m.reqStr("type"); err != nil {
-		return GuardDef{}, err
+		return Guard{}, err
 	}
 	if g.Check, err = m.reqStr("check"); err != nil {
-		return GuardDef{}, err
+		return Guard{}, err
 	}
 	if g.Condition, err = parseGuardCheck(g.Type, g.Check); err != nil {
-		return GuardDef{}, err
+		return Guard{}, err
 	}
-	if g.Name, err = lowerID("guard_name", rawName, 0); err != nil {
-		return GuardDef{}, err
+	if g.Name, err = CheckID("guard_name", rawName, 0); err != nil {
+		return Guard{}, err
 	}
 	return g, nil
 }
@@ -367,14 +367,14 @@ func parseGuard(rawName string, n *yaml.Node) (GuardDef, error) {
 // identity checks the name, version and description.
 func (p *defParser) identity() error {
 	var err error
-	if p.def.Name, err = lowerID("ceremony_name", p.name, 128); err != nil {
+	if p.def.Name, err = CheckID("ceremony_name", p.name, 128); err != nil {
 		return err
 	}
-	if p.def.Version, err = checkVersion(p.version); err != nil {
+	if p.def.Version, err = CheckVersion(p.version); err != nil {
 		return err
 	}
 	if p.description != nil {
-		p.def.Description, err = text("ceremony_description", *p.description, 4096)
+		p.def.Description, err = CheckText("ceremony_description", *p.description, 4096)
 	}
 	return err
 }
@@ -394,11 +394,11 @@ func (p *defParser) inputs() error {
 			return err
 		}
 		for _, raw := range names {
-			name, err := text("input_name", raw, 0)
+			name, err := CheckText("input_name", raw, 0)
 			if err != nil {
 				return err
 			}
-			p.def.Inputs = append(p.def.Inputs, InputDef{Name: name, Required: req})
+			p.def.Inputs = append(p.def.Inputs, Input{Name: name, Required: req})
 		}
 	}
 	return nil
@@ -410,7 +410,7 @@ func (p *defParser) outputs() error {
 		return err
 	}
 	for _, raw := range m.keys {
-		name, err := text("output_name", raw, 0)
+		name, err := CheckText("output_name", raw, 0)
 		if err != nil {
 			return err
 		}
@@ -434,35 +434,35 @@ func (p *defParser) states() error {
 	return nil
 }
 
-func parseState(n *yaml.Node, place string) (StateDef, error) {
+func parseState(n *yaml.Node, place string) (State, error) {
 	m, err := newYAMLMap(n, place)
 	if err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
 	if err := m.only("id", "initial", "terminal", "repeat"); err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
 	id, err := m.reqStr("id")
 	if err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
 	initial, _, err := m.boolean("initial")
 	if err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
 	terminal, _, err := m.boolean("terminal")
 	if err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
-	s := StateDef{Kind: StateIntermediate}
+	s := State{Kind: StateIntermediate}
 	if s.Repeat, err = parseRepeat(m, true, "ceremony_state"); err != nil {
-		return StateDef{}, err
+		return State{}, err
 	}
 	if initial && terminal {
-		return StateDef{}, parseError("invariant violated: ceremony state cannot be both initial and terminal")
+		return State{}, parseError("invariant violated: ceremony state cannot be both initial and terminal")
 	}
-	if s.ID, err = text("state_id", id, 0); err != nil {
-		return StateDef{}, err
+	if s.ID, err = CheckText("state_id", id, 0); err != nil {
+		return State{}, err
 	}
 	switch {
 	case initial:

@@ -1,8 +1,13 @@
-package made
+package embedded
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // instanceState is an instance as the embedded engine stores it: what the
@@ -32,11 +37,11 @@ type instanceState struct {
 
 // stepState is one step's record.
 type stepState struct {
-	Status  StepStatus     `json:"status"`
-	Attempt int            `json:"attempt"`
-	Output  map[string]any `json:"output"`
-	Error   *string        `json:"error"`
-	Lease   *lease         `json:"lease,omitempty"`
+	Status  made.StepStatus `json:"status"`
+	Attempt int             `json:"attempt"`
+	Output  map[string]any  `json:"output"`
+	Error   *string         `json:"error"`
+	Lease   *lease          `json:"lease,omitempty"`
 	// Iteration counts the step's rounds in this visit of its state;
 	// RoundStart is the iteration its state's current round began with.
 	Iteration       int  `json:"iteration"`
@@ -61,35 +66,35 @@ type round struct {
 }
 
 type actor struct {
-	ID   string    `json:"id"`
-	Kind ActorKind `json:"kind"`
+	ID   string         `json:"id"`
+	Kind made.ActorKind `json:"kind"`
 }
 
 type deferral struct {
-	Guard          string    `json:"guard_name"`
-	Role           string    `json:"deferred_by"`
-	RoleKind       ActorKind `json:"deferred_by_kind"`
-	Statement      string    `json:"statement"`
-	Reason         string    `json:"reason"`
-	ReconsiderWhen []string  `json:"reconsider_when"`
-	At             time.Time `json:"deferred_at"`
+	Guard          string         `json:"guard_name"`
+	Role           string         `json:"deferred_by"`
+	RoleKind       made.ActorKind `json:"deferred_by_kind"`
+	Statement      string         `json:"statement"`
+	Reason         string         `json:"reason"`
+	ReconsiderWhen []string       `json:"reconsider_when"`
+	At             time.Time      `json:"deferred_at"`
 }
 
 type approval struct {
-	Guard    string    `json:"guard_name"`
-	Role     string    `json:"approved_by"`
-	RoleKind ActorKind `json:"approved_by_kind"`
-	At       time.Time `json:"approved_at"`
+	Guard    string         `json:"guard_name"`
+	Role     string         `json:"approved_by"`
+	RoleKind made.ActorKind `json:"approved_by_kind"`
+	At       time.Time      `json:"approved_at"`
 }
 
 type transitionRecord struct {
-	Trigger string    `json:"trigger"`
-	From    string    `json:"from"`
-	To      string    `json:"to"`
-	Role    string    `json:"applied_by"`
-	Kind    ActorKind `json:"applied_by_kind"`
-	At      time.Time `json:"applied_at"`
-	Bounce  bool      `json:"bounce"`
+	Trigger string         `json:"trigger"`
+	From    string         `json:"from"`
+	To      string         `json:"to"`
+	Role    string         `json:"applied_by"`
+	Kind    made.ActorKind `json:"applied_by_kind"`
+	At      time.Time      `json:"applied_at"`
+	Bounce  bool           `json:"bounce"`
 }
 
 // newInstance opens an instance in the definition's initial state.
@@ -100,9 +105,9 @@ func newInstance(id string, p *published, ctx map[string]any, by actor, now time
 		IdempotencyKeys: map[string]bool{}, StateRounds: map[string]*round{}, History: []transitionRecord{},
 		StartedBy: by, CreatedAt: now, UpdatedAt: now,
 	}
-	for _, id := range sortedKeys(p.ix.states) {
-		s := p.ix.states[id]
-		if s.Kind == StateInitial {
+	for _, id := range slices.Sorted(maps.Keys(p.ix.States)) {
+		s := p.ix.States[id]
+		if s.Kind == definition.StateInitial {
 			in.CurrentState = id
 		}
 		if s.Repeat != nil {
@@ -110,23 +115,23 @@ func newInstance(id string, p *published, ctx map[string]any, by actor, now time
 		}
 	}
 	in.Visited = []string{in.CurrentState}
-	for id := range p.ix.steps {
+	for id := range p.ix.Steps {
 		in.Steps[id] = freshStep()
 	}
 	return in
 }
 
 func freshStep() *stepState {
-	return &stepState{Status: StepPending, Attempt: 1, Output: map[string]any{}, Iteration: 1, RoundStart: 1}
+	return &stepState{Status: made.StepPending, Attempt: 1, Output: map[string]any{}, Iteration: 1, RoundStart: 1}
 }
 
 // startable: pending, failed or waiting for a human, or in progress under
 // an expired lease.
 func (s *stepState) startable(now time.Time) bool {
 	switch s.Status {
-	case StepPending, StepFailed, StepWaitingForHuman:
+	case made.StepPending, made.StepFailed, made.StepWaitingForHuman:
 		return true
-	case StepInProgress:
+	case made.StepInProgress:
 		return s.Lease != nil && !now.Before(s.Lease.ExpiresAt)
 	}
 	return false
@@ -139,52 +144,52 @@ type claimArgs struct {
 }
 
 // claim takes a step's lease (made_claim_ceremony_step).
-func (in *instanceState) claim(p *published, a claimArgs, now time.Time) *Error {
-	if _, ok := p.roleFor(RoleAction{Kind: ActionStep, Value: a.step}); !ok {
-		return newError(KindNoRole, "%s%s", prefixStepNoRole, msgNoStepRole)
+func (in *instanceState) claim(p *published, a claimArgs, now time.Time) *made.Error {
+	if _, ok := p.roleFor(definition.RoleAction{Kind: definition.ActionStep, Value: a.step}); !ok {
+		return newError(made.KindNoRole, "%s%s", prefixStepNoRole, msgNoStepRole)
 	}
-	fail := func(kind Kind, msg string) *Error { return newError(kind, "%s%s", prefixClaim, msg) }
+	fail := func(kind made.Kind, msg string) *made.Error { return newError(kind, "%s%s", prefixClaim, msg) }
 	if p.isTerminal(in.CurrentState) {
-		return fail(KindTerminal, msgTerminalStart)
+		return fail(made.KindTerminal, msgTerminalStart)
 	}
-	def, rec := p.ix.steps[a.step], in.Steps[a.step]
+	def, rec := p.ix.Steps[a.step], in.Steps[a.step]
 	if def.State != in.CurrentState {
-		return fail(KindWrongState, msgStepWrongState)
+		return fail(made.KindWrongState, msgStepWrongState)
 	}
 	if !rec.startable(now) {
-		return fail(KindLeaseActive, msgLeaseActive)
+		return fail(made.KindLeaseActive, msgLeaseActive)
 	}
 	attempt := rec.Attempt
-	if rec.Status == StepFailed || rec.Status == StepInProgress {
+	if rec.Status == made.StepFailed || rec.Status == made.StepInProgress {
 		attempt++
 	}
 	if attempt > p.def.Retry.MaxAttempts {
-		return fail(KindRetryExhausted, msgRetryExhausted)
+		return fail(made.KindRetryExhausted, msgRetryExhausted)
 	}
 	if in.IdempotencyKeys[a.key] {
-		return fail(KindExists, msgKeyExists)
+		return fail(made.KindExists, msgKeyExists)
 	}
 	in.IdempotencyKeys[a.key] = true
-	rec.Status, rec.Attempt, rec.Error = StepInProgress, attempt, nil
+	rec.Status, rec.Attempt, rec.Error = made.StepInProgress, attempt, nil
 	rec.Lease = &lease{Owner: a.owner, Key: a.key, AcquiredAt: now, ExpiresAt: now.Add(a.ttl)}
 	return nil
 }
 
 // complete records a step's result (made_complete_ceremony_step), then
 // runs the step's and its state's repeats.
-func (in *instanceState) complete(p *published, step string, status StepStatus, output map[string]any, message *string) *Error {
-	if _, ok := p.roleFor(RoleAction{Kind: ActionStep, Value: step}); !ok {
-		return newError(KindNoRole, "%s%s", prefixComplete, msgNoStepRole)
+func (in *instanceState) complete(p *published, step string, status made.StepStatus, output map[string]any, message *string) *made.Error {
+	if _, ok := p.roleFor(definition.RoleAction{Kind: definition.ActionStep, Value: step}); !ok {
+		return newError(made.KindNoRole, "%s%s", prefixComplete, msgNoStepRole)
 	}
-	def, rec := p.ix.steps[step], in.Steps[step]
+	def, rec := p.ix.Steps[step], in.Steps[step]
 	if def.State != in.CurrentState {
-		return newError(KindWrongState, "%s%s", prefixComplete, msgStepWrongState)
+		return newError(made.KindWrongState, "%s%s", prefixComplete, msgStepWrongState)
 	}
-	if rec.Status != StepInProgress {
-		return newError(KindNotInProgress, "%s%s", prefixComplete, msgNotInProgress)
+	if rec.Status != made.StepInProgress {
+		return newError(made.KindNotInProgress, "%s%s", prefixComplete, msgNotInProgress)
 	}
 	rec.Status, rec.Output, rec.Error, rec.Lease = status, output, message, nil
-	if status == StepCompleted {
+	if status == made.StepCompleted {
 		rec.LastCompleted = output
 		repeatStep(def, rec)
 		in.repeatState(p)
@@ -193,28 +198,28 @@ func (in *instanceState) complete(p *published, step string, status StepStatus, 
 }
 
 // transition fires a trigger (made_apply_ceremony_transition).
-func (in *instanceState) transition(p *published, trigger string, by ActorKind, now time.Time) *Error {
-	role, ok := p.roleFor(RoleAction{Kind: ActionTransition, Value: trigger})
+func (in *instanceState) transition(p *published, trigger string, by made.ActorKind, now time.Time) *made.Error {
+	role, ok := p.roleFor(definition.RoleAction{Kind: definition.ActionTransition, Value: trigger})
 	if !ok {
-		return newError(KindNoRole, "%s%s", prefixTransitionNoRole, msgNoTransitionRole)
+		return newError(made.KindNoRole, "%s%s", prefixTransitionNoRole, msgNoTransitionRole)
 	}
-	fail := func(kind Kind, msg string) *Error { return newError(kind, "%s%s", prefixApply, msg) }
+	fail := func(kind made.Kind, msg string) *made.Error { return newError(kind, "%s%s", prefixApply, msg) }
 	if p.isTerminal(in.CurrentState) {
-		return fail(KindTerminal, msgTerminalTransition)
+		return fail(made.KindTerminal, msgTerminalTransition)
 	}
 	t, ok := in.outgoing(p, trigger)
 	if !ok {
-		return fail(KindWrongState, msgTriggerWrongState)
+		return fail(made.KindWrongState, msgTriggerWrongState)
 	}
 	if !in.enabled(p, t) {
-		return fail(KindGuardsNotSatisfied, msgGuardsNotSatisfied)
+		return fail(made.KindGuardsNotSatisfied, msgGuardsNotSatisfied)
 	}
 	if limit := p.def.MaxTransitions; limit != nil && in.TransitionCount >= *limit {
-		return newError(KindLimit, prefixApply+msgTransitionLimit, *limit)
+		return newError(made.KindLimit, prefixApply+msgTransitionLimit, *limit)
 	}
 	bounce := contains(in.Visited, t.To)
 	if limit := p.def.MaxBounces; bounce && limit != nil && in.Bounces >= *limit {
-		return newError(KindLimit, prefixApply+msgBounceLimit, *limit)
+		return newError(made.KindLimit, prefixApply+msgBounceLimit, *limit)
 	}
 	in.History = append(in.History, transitionRecord{
 		Trigger: trigger, From: in.CurrentState, To: t.To, Role: role.ID, Kind: by, At: now, Bounce: bounce,
@@ -233,44 +238,44 @@ func (in *instanceState) transition(p *published, trigger string, by ActorKind, 
 	return nil
 }
 
-func (in *instanceState) outgoing(p *published, trigger string) (TransitionDef, bool) {
+func (in *instanceState) outgoing(p *published, trigger string) (definition.Transition, bool) {
 	for _, t := range p.transitionsFrom(in.CurrentState) {
 		if t.Trigger == trigger {
 			return t, true
 		}
 	}
-	return TransitionDef{}, false
+	return definition.Transition{}, false
 }
 
 // approveArgs are a checked approval or deferral's seat and guard.
 type approveArgs struct {
 	guard, role string
-	kind        ActorKind
+	kind        made.ActorKind
 }
 
 // approve grants a human guard (made_approve_ceremony_guard), by a human
 // in a role that may fire a transition needing it.
-func (in *instanceState) approve(p *published, a approveArgs, now time.Time) *Error {
-	g, ok := p.ix.guards[a.guard]
+func (in *instanceState) approve(p *published, a approveArgs, now time.Time) *made.Error {
+	g, ok := p.ix.Guards[a.guard]
 	switch {
 	case !ok:
-		return newError(KindGuard, "%s", msgGuardNotInDef)
+		return newError(made.KindGuard, "%s", msgGuardNotInDef)
 	case !g.IsHuman():
-		return newError(KindGuard, "%s", msgApproveNotHuman)
+		return newError(made.KindGuard, "%s", msgApproveNotHuman)
 	case !p.requiredFrom(in.CurrentState, a.guard):
-		return newError(KindGuard, "%s", msgApproveNotRequired)
+		return newError(made.KindGuard, "%s", msgApproveNotRequired)
 	}
-	fail := func(kind Kind, msg string) *Error { return newError(kind, "%s%s", prefixApprove, msg) }
-	role, declared := p.ix.roles[a.role]
+	fail := func(kind made.Kind, msg string) *made.Error { return newError(kind, "%s%s", prefixApprove, msg) }
+	role, declared := p.ix.Roles[a.role]
 	switch {
 	case p.isTerminal(in.CurrentState):
-		return fail(KindTerminal, msgTerminalApprove)
+		return fail(made.KindTerminal, msgTerminalApprove)
 	case !declared:
-		return fail(KindNotFound, msgRoleNotFound)
-	case a.kind != ActorHuman:
-		return fail(KindGuard, msgApproveByNonHuman)
+		return fail(made.KindNotFound, msgRoleNotFound)
+	case a.kind != made.ActorHuman:
+		return fail(made.KindGuard, msgApproveByNonHuman)
 	case !p.mayApprove(role, a.guard):
-		return fail(KindGuard, msgApproveNotPermitted)
+		return fail(made.KindGuard, msgApproveNotPermitted)
 	}
 	in.Context[a.guard] = true
 	in.Approvals = append(in.Approvals, approval{Guard: a.guard, Role: a.role, RoleKind: a.kind, At: now})
@@ -279,23 +284,23 @@ func (in *instanceState) approve(p *published, a approveArgs, now time.Time) *Er
 
 // deferGuard records why a human guard is not granted yet
 // (made_defer_ceremony_guard).
-func (in *instanceState) deferGuard(p *published, a approveArgs, d deferral) *Error {
-	fail := func(kind Kind, msg string) *Error { return newError(kind, "%s%s", prefixDefer, msg) }
-	g, ok := p.ix.guards[a.guard]
-	_, declared := p.ix.roles[a.role]
+func (in *instanceState) deferGuard(p *published, a approveArgs, d deferral) *made.Error {
+	fail := func(kind made.Kind, msg string) *made.Error { return newError(kind, "%s%s", prefixDefer, msg) }
+	g, ok := p.ix.Guards[a.guard]
+	_, declared := p.ix.Roles[a.role]
 	switch {
 	case p.isTerminal(in.CurrentState):
-		return fail(KindTerminal, msgTerminalDefer)
+		return fail(made.KindTerminal, msgTerminalDefer)
 	case !ok:
-		return fail(KindNotFound, msgGuardNotFound)
+		return fail(made.KindNotFound, msgGuardNotFound)
 	case !g.IsHuman():
-		return fail(KindGuard, msgDeferNotHuman)
+		return fail(made.KindGuard, msgDeferNotHuman)
 	case in.approved(a.guard):
-		return fail(KindGuard, msgDeferApproved)
+		return fail(made.KindGuard, msgDeferApproved)
 	case !p.requiredFrom(in.CurrentState, a.guard):
-		return fail(KindGuard, msgDeferNotRequired)
+		return fail(made.KindGuard, msgDeferNotRequired)
 	case !declared:
-		return fail(KindNotFound, msgRoleNotFound)
+		return fail(made.KindNotFound, msgRoleNotFound)
 	}
 	d.Guard, d.Role, d.RoleKind = a.guard, a.role, a.kind
 	in.Deferrals = append(in.Deferrals, d)
@@ -308,7 +313,7 @@ func (in *instanceState) approved(guard string) bool {
 }
 
 // enabled reports whether every guard of the transition holds.
-func (in *instanceState) enabled(p *published, t TransitionDef) bool {
+func (in *instanceState) enabled(p *published, t definition.Transition) bool {
 	for _, name := range t.Guards {
 		if !in.satisfied(p, name) {
 			return false
@@ -319,26 +324,26 @@ func (in *instanceState) enabled(p *published, t TransitionDef) bool {
 
 // satisfied evaluates a guard against the instance.
 func (in *instanceState) satisfied(p *published, name string) bool {
-	g, ok := p.ix.guards[name]
+	g, ok := p.ix.Guards[name]
 	if !ok {
 		return false
 	}
 	c := g.Condition
 	switch c.Kind {
-	case GuardHumanApproval:
+	case definition.GuardHumanApproval:
 		return in.approved(name)
-	case GuardAllStepsCompleted:
+	case definition.GuardAllStepsCompleted:
 		return in.allStepsCompleted()
-	case GuardStepStatus:
+	case definition.GuardStepStatus:
 		rec, ok := in.Steps[c.Step]
 		return ok && strings.ToUpper(string(rec.Status)) == c.Status
-	case GuardOutputField:
+	case definition.GuardOutputField:
 		rec, ok := in.Steps[c.Step]
-		return ok && outputHas(rec.LastCompleted, c.Field, c.Value)
-	case GuardStepRepeatExhausted:
+		return ok && definition.OutputHas(rec.LastCompleted, c.Field, c.Value)
+	case definition.GuardStepRepeatExhausted:
 		rec, ok := in.Steps[c.Step]
 		return ok && rec.RepeatExhausted
-	case GuardStateRepeatExhausted:
+	case definition.GuardStateRepeatExhausted:
 		r, ok := in.StateRounds[c.State]
 		return ok && r.Exhausted
 	}
@@ -350,14 +355,9 @@ func (in *instanceState) allStepsCompleted() bool {
 		return false
 	}
 	for _, s := range in.Steps {
-		if s.Status != StepCompleted {
+		if s.Status != made.StepCompleted {
 			return false
 		}
 	}
 	return true
-}
-
-func outputHas(output map[string]any, field string, want any) bool {
-	got, ok := output[field]
-	return ok && jsonEqual(got, want)
 }

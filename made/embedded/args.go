@@ -1,4 +1,4 @@
-package made
+package embedded
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // The argument checks made-mcp makes before reaching the engine, worded as
@@ -18,7 +21,7 @@ const (
 	defaultLeaseTTL   = 5 * time.Minute
 )
 
-func required(field, value string) (string, *Error) {
+func required(field, value string) (string, *made.Error) {
 	v := strings.TrimSpace(value)
 	if v == "" {
 		return "", invalidArg("field `%s` must not be blank", field)
@@ -26,47 +29,47 @@ func required(field, value string) (string, *Error) {
 	return v, nil
 }
 
-func optional(field, value string) (string, *Error) {
+func optional(field, value string) (string, *made.Error) {
 	if value == "" {
 		return "", nil
 	}
 	return required(field, value)
 }
 
-func actorKind(field string, k ActorKind) *Error {
+func actorKind(field string, k made.ActorKind) *made.Error {
 	v, err := required(field, string(k))
 	if err != nil {
 		return err
 	}
-	switch ActorKind(v) {
-	case ActorHuman, ActorAgent, ActorService, ActorEngine:
+	switch made.ActorKind(v) {
+	case made.ActorHuman, made.ActorAgent, made.ActorService, made.ActorEngine:
 		return nil
 	}
 	return invalidArg("`%s` must be human, agent, service or engine, not %s", field, v)
 }
 
 // asInvalid turns an identifier check's failure into an argument error.
-func asInvalid(err error) *Error {
-	var e *Error
+func asInvalid(err error) *made.Error {
+	var e *made.Error
 	if errors.As(err, &e) {
 		return invalidArg("%s", e.Message)
 	}
 	return invalidArg("%s", err.Error())
 }
 
-func ceremonyID(value string) (string, *Error) {
+func ceremonyID(value string) (string, *made.Error) {
 	id, err := required("ceremony_id", value)
 	if err != nil {
 		return "", err
 	}
-	if _, err := text("ceremony_id", id, 256); err != nil {
+	if _, err := definition.CheckText("ceremony_id", id, 256); err != nil {
 		return "", asInvalid(err)
 	}
 	return id, nil
 }
 
 // checked reads a required argument and checks it as an identifier.
-func checked(field, value string, check func(string) (string, error)) (string, *Error) {
+func checked(field, value string, check func(string) (string, error)) (string, *made.Error) {
 	v, err := required(field, value)
 	if err != nil {
 		return "", err
@@ -78,14 +81,14 @@ func checked(field, value string, check func(string) (string, error)) (string, *
 	return out, nil
 }
 
-func stepIDArg(v string) (string, error)    { return lowerID("step_id", v, 0) }
-func guardNameArg(v string) (string, error) { return lowerID("guard_name", v, 0) }
-func triggerArg(v string) (string, error)   { return text("transition_trigger", v, 0) }
-func roleIDArg(v string) (string, error)    { return text("role_id", v, 0) }
+func stepIDArg(v string) (string, error)    { return definition.CheckID("step_id", v, 0) }
+func guardNameArg(v string) (string, error) { return definition.CheckID("guard_name", v, 0) }
+func triggerArg(v string) (string, error)   { return definition.CheckText("transition_trigger", v, 0) }
+func roleIDArg(v string) (string, error)    { return definition.CheckText("role_id", v, 0) }
 
 // jsonObject copies a caller's object through JSON, as made-mcp receives
 // it: numbers become float64. A nil object is empty.
-func jsonObject(field string, m map[string]any) (map[string]any, *Error) {
+func jsonObject(field string, m map[string]any) (map[string]any, *made.Error) {
 	out := map[string]any{}
 	if m == nil {
 		return out, nil
@@ -101,14 +104,14 @@ func jsonObject(field string, m map[string]any) (map[string]any, *Error) {
 }
 
 // stepResult checks a completion's status, output and error message.
-func stepResult(req CompleteRequest) (StepStatus, map[string]any, *string, *Error) {
+func stepResult(req made.CompleteRequest) (made.StepStatus, map[string]any, *string, *made.Error) {
 	raw, err := required("status", string(req.Status))
 	if err != nil {
 		return "", nil, nil, err
 	}
-	status := StepStatus(raw)
+	status := made.StepStatus(raw)
 	switch status {
-	case StepCompleted, StepFailed, StepWaitingForHuman, StepCancelled:
+	case made.StepCompleted, made.StepFailed, made.StepWaitingForHuman, made.StepCancelled:
 	default:
 		return "", nil, nil, invalidArg("`status` must be completed, failed, waiting_for_human or cancelled, not %s", raw)
 	}
@@ -125,19 +128,19 @@ func stepResult(req CompleteRequest) (StepStatus, map[string]any, *string, *Erro
 		message = &m
 	}
 	switch {
-	case status == StepFailed && message == nil:
+	case status == made.StepFailed && message == nil:
 		return "", nil, nil, invalidArg("field `step_result.error_message` must not be empty")
-	case status != StepFailed && message != nil:
+	case status != made.StepFailed && message != nil:
 		return "", nil, nil, invalidArg("%s", msgErrorOnlyIfFailed)
 	}
 	return status, output, message, nil
 }
 
-func stepErrorMessage(raw string) (string, *Error) {
+func stepErrorMessage(raw string) (string, *made.Error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", invalidArg("field `error` must not be blank")
 	}
-	m, err := text("step_error_message", raw, 2048)
+	m, err := definition.CheckText("step_error_message", raw, 2048)
 	if err != nil {
 		return "", asInvalid(err)
 	}
@@ -146,7 +149,7 @@ func stepErrorMessage(raw string) (string, *Error) {
 
 // leaseTTL is the claim's lease duration in whole milliseconds (rounded
 // up), as made-mcp's lease_ttl_ms; zero means five minutes.
-func leaseTTL(ttl time.Duration) (time.Duration, *Error) {
+func leaseTTL(ttl time.Duration) (time.Duration, *made.Error) {
 	switch {
 	case ttl < 0:
 		return 0, invalidArg("field `lease_ttl_ms` must be a non-negative integer")
@@ -159,7 +162,7 @@ func leaseTTL(ttl time.Duration) (time.Duration, *Error) {
 }
 
 // deferralContent checks a deferral's statement, reason and conditions.
-func deferralContent(req DeferRequest) (statement, reason string, when []string, err *Error) {
+func deferralContent(req made.DeferRequest) (statement, reason string, when []string, err *made.Error) {
 	if statement, err = required("statement", req.Statement); err != nil {
 		return "", "", nil, err
 	}
@@ -195,7 +198,7 @@ func deferralContent(req DeferRequest) (statement, reason string, when []string,
 }
 
 // deferralText allows newlines and tabs, unlike identifiers.
-func deferralText(field, s string, limit int) *Error {
+func deferralText(field, s string, limit int) *made.Error {
 	if len(s) > limit {
 		return invalidArg("field `%s` exceeds maximum length: %d > %d", field, len(s), limit)
 	}

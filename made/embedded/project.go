@@ -1,16 +1,19 @@
-package made
+package embedded
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
 )
 
 // project derives an instance's projection, as made-mcp presents it (§4 of
 // the reference), plus the newer constructs' fields.
-func project(in *instanceState, p *published) Instance {
+func project(in *instanceState, p *published) made.Instance {
 	digest := in.Digest
-	out := Instance{
+	out := made.Instance{
 		CeremonyID:            in.ID,
 		DefinitionName:        in.Name,
 		DefinitionVersion:     in.Version,
@@ -18,9 +21,9 @@ func project(in *instanceState, p *published) Instance {
 		CurrentState:          in.CurrentState,
 		Completed:             p.isTerminal(in.CurrentState) && in.CompletedAt != nil,
 		WaitingForHuman:       []string{},
-		Transitions:           []Transition{},
-		Steps:                 []Step{},
-		GuardDeferrals:        []GuardDeferral{},
+		Transitions:           []made.Transition{},
+		Steps:                 []made.Step{},
+		GuardDeferrals:        []made.GuardDeferral{},
 		Interventions:         []any{},
 		OpenInterventionIDs:   []string{},
 		Context:               copyJSON(in.Context),
@@ -34,18 +37,18 @@ func project(in *instanceState, p *published) Instance {
 		out.Transitions = append(out.Transitions, pt)
 		out.WaitingForHuman = append(out.WaitingForHuman, waitingOn(pt)...)
 	}
-	for _, id := range stepOrder(p.def) {
-		out.Steps = append(out.Steps, projectStep(id, p.ix.steps[id].State, in.Steps[id]))
+	for _, id := range p.def.StepIDs() {
+		out.Steps = append(out.Steps, projectStep(id, p.ix.Steps[id].State, in.Steps[id]))
 	}
 	for _, s := range p.stepsOf(in.CurrentState) {
-		if in.Steps[s.ID].Status != StepCompleted {
+		if in.Steps[s.ID].Status != made.StepCompleted {
 			id := s.ID
 			out.NextStepID = &id
 			break
 		}
 	}
 	for _, d := range in.Deferrals {
-		out.GuardDeferrals = append(out.GuardDeferrals, GuardDeferral{
+		out.GuardDeferrals = append(out.GuardDeferrals, made.GuardDeferral{
 			GuardName: d.Guard, Statement: d.Statement, Reason: d.Reason,
 			ReconsiderWhen: append([]string{}, d.ReconsiderWhen...), DeferredAt: humanTime(d.At),
 		})
@@ -59,23 +62,23 @@ func project(in *instanceState, p *published) Instance {
 	return out
 }
 
-func (in *instanceState) projectTransition(p *published, t TransitionDef) Transition {
-	pt := Transition{Trigger: t.Trigger, ToState: t.To, Enabled: true, Guards: []GuardStatus{}}
+func (in *instanceState) projectTransition(p *published, t definition.Transition) made.Transition {
+	pt := made.Transition{Trigger: t.Trigger, ToState: t.To, Enabled: true, Guards: []made.GuardStatus{}}
 	for _, name := range t.Guards {
 		kind := "automated"
-		if p.ix.guards[name].IsHuman() {
+		if p.ix.Guards[name].IsHuman() {
 			kind = "human"
 		}
 		ok := in.satisfied(p, name)
 		pt.Enabled = pt.Enabled && ok
-		pt.Guards = append(pt.Guards, GuardStatus{Name: name, Kind: kind, Satisfied: ok})
+		pt.Guards = append(pt.Guards, made.GuardStatus{Name: name, Kind: kind, Satisfied: ok})
 	}
 	return pt
 }
 
 // waitingOn lists a transition's unsatisfied human guards once its
 // automated ones hold: only a person can move it then.
-func waitingOn(t Transition) []string {
+func waitingOn(t made.Transition) []string {
 	var out []string
 	for _, g := range t.Guards {
 		if g.Kind != "human" && !g.Satisfied {
@@ -88,8 +91,8 @@ func waitingOn(t Transition) []string {
 	return out
 }
 
-func projectStep(id, state string, rec *stepState) Step {
-	s := Step{
+func projectStep(id, state string, rec *stepState) made.Step {
+	s := made.Step{
 		StepID: id, StateID: state, Status: rec.Status, Attempt: rec.Attempt,
 		Output: copyJSON(rec.Output), Iteration: rec.Iteration, RepeatExhausted: rec.RepeatExhausted,
 	}

@@ -1,9 +1,11 @@
-package made
+package definition
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/underpass-ai/axlr/made"
 )
 
 // stepStatuses are the statuses a step_status check may name.
@@ -31,16 +33,16 @@ func parseGuardCheck(typ, check string) (GuardCondition, error) {
 	case GuardOutputField:
 		return parseOutputFieldCheck(rest)
 	case GuardStepRepeatExhausted:
-		step, err := lowerID("step_id", rest, 0)
+		step, err := CheckID("step_id", rest, 0)
 		return GuardCondition{Kind: GuardStepRepeatExhausted, Step: step}, err
 	case GuardStateRepeatExhausted:
-		state, err := text("state_id", rest, 0)
+		state, err := CheckText("state_id", rest, 0)
 		return GuardCondition{Kind: GuardStateRepeatExhausted, State: state}, err
 	}
 	return GuardCondition{}, unsupportedCheck()
 }
 
-func unsupportedCheck() *Error {
+func unsupportedCheck() *made.Error {
 	return parseError("invariant violated: unsupported ceremony guard check")
 }
 
@@ -49,7 +51,7 @@ func parseStepStatusCheck(rest string) (GuardCondition, error) {
 	if len(parts) != 2 {
 		return GuardCondition{}, unsupportedCheck()
 	}
-	step, err := lowerID("step_id", parts[0], 0)
+	step, err := CheckID("step_id", parts[0], 0)
 	if err != nil {
 		return GuardCondition{}, err
 	}
@@ -68,7 +70,7 @@ func parseOutputFieldCheck(rest string) (GuardCondition, error) {
 	if !ok || strings.TrimSpace(field) == "" {
 		return GuardCondition{}, unsupportedCheck()
 	}
-	id, err := lowerID("step_id", step, 0)
+	id, err := CheckID("step_id", step, 0)
 	if err != nil {
 		return GuardCondition{}, err
 	}
@@ -118,6 +120,14 @@ func jsonEqual(got, want any) bool {
 		return ok && g == w
 	}
 	return false
+}
+
+// OutputHas reports whether a step's output holds want at field, compared
+// as jsonEqual does: the test of an until condition and of an output_field
+// guard.
+func OutputHas(output map[string]any, field string, want any) bool {
+	got, ok := output[field]
+	return ok && jsonEqual(got, want)
 }
 
 func number(v any) (float64, bool) {

@@ -1,4 +1,4 @@
-package made
+package embedded
 
 import (
 	"crypto/sha256"

@@ -1,8 +1,9 @@
-package made
+package embedded
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/underpass-ai/axlr/made"
 )
 
 // What made-mcp puts before an engine failure, by tool.
@@ -24,6 +25,8 @@ const (
 
 // Domain errors, as made-mcp words them after a tool's prefix. The ones
 // marked "axlr" are the embedded engine's own, for the newer constructs.
+// An MCP client has only the words: mcp.ClassifyMessage must read each as
+// the kind given here, which the conformance suite checks.
 const (
 	msgNoStepRole          = "invariant violated: no ceremony role can execute step"
 	msgNoTransitionRole    = "invariant violated: no ceremony role can apply transition"
@@ -59,65 +62,16 @@ const (
 	msgStoreFailed         = "ceremony store failed: "
 )
 
-func newError(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+func newError(kind made.Kind, format string, args ...any) *made.Error {
+	return &made.Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
 // prefixed puts a tool's prefix before a domain error, keeping its kind.
-func prefixed(prefix string, err *Error) *Error {
-	return &Error{Kind: err.Kind, Message: prefix + err.Message}
+func prefixed(prefix string, err *made.Error) *made.Error {
+	return &made.Error{Kind: err.Kind, Message: prefix + err.Message}
 }
 
 // invalidArg is an argument made-mcp refuses before reaching the engine.
-func invalidArg(format string, args ...any) *Error {
-	return newError(KindInvalid, format, args...)
-}
-
-// messageKinds map made-mcp's messages to kinds, most specific first.
-var messageKinds = []struct {
-	fragment string
-	kind     Kind
-}{
-	{prefixParse, KindNotPublishable},
-	{prefixNotPublishable, KindNotPublishable},
-	{"was changed by someone else first", KindConflict},
-	{prefixPublication, KindUnavailable},
-	{msgStoreFailed, KindUnavailable},
-	{msgClosed, KindUnavailable},
-	{prefixStepNoRole, KindNoRole},
-	{prefixTransitionNoRole, KindNoRole},
-	{"invariant violated: no ceremony role can", KindNoRole},
-	{"invariant violated: terminal ceremony instances cannot", KindTerminal},
-	{"invalid state transition `ceremony_instance.current_state`", KindWrongState},
-	{msgLeaseActive, KindLeaseActive},
-	{msgRetryExhausted, KindRetryExhausted},
-	{msgNotInProgress, KindNotInProgress},
-	{msgGuardsNotSatisfied, KindGuardsNotSatisfied},
-	{"invariant violated: transition limit reached", KindLimit},
-	{"invariant violated: bounce limit reached", KindLimit},
-	{msgDigestMismatch, KindConflict},
-	{msgGuardNotInDef, KindGuard},
-	{msgApproveNotHuman, KindGuard},
-	{msgApproveNotRequired, KindGuard},
-	{msgApproveByNonHuman, KindGuard},
-	{msgApproveNotPermitted, KindGuard},
-	{msgDeferNotHuman, KindGuard},
-	{msgDeferApproved, KindGuard},
-	{msgDeferNotRequired, KindGuard},
-	{"conflict: ", KindConflict},
-	{"not found: ", KindNotFound},
-	{"already exists: ", KindExists},
-}
-
-// ClassifyMessage returns the kind of a made-mcp failure message, so an
-// engine that only has the text (the MCP client) classifies it as the
-// embedded engine does. An unrecognised message is an argument made-mcp
-// refused: KindInvalid.
-func ClassifyMessage(message string) Kind {
-	for _, m := range messageKinds {
-		if strings.Contains(message, m.fragment) {
-			return m.kind
-		}
-	}
-	return KindInvalid
+func invalidArg(format string, args ...any) *made.Error {
+	return newError(made.KindInvalid, format, args...)
 }

@@ -1,4 +1,4 @@
-package made
+package embedded
 
 import (
 	"context"
@@ -11,22 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
+	"github.com/underpass-ai/axlr/made/madetest"
 )
 
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func openTest(t *testing.T, dir string, clock *testClock) *Embedded {
+func openTest(t *testing.T, dir string, clock *madetest.Clock) *Engine {
 	t.Helper()
-	e, err := OpenEmbedded(dir, EmbeddedOptions{Now: clock.Now})
+	e, err := Open(dir, Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +35,9 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, kind Kind, message string) {
+func wantKind(t *testing.T, err error, kind made.Kind, message string) {
 	t.Helper()
-	var e *Error
+	var e *made.Error
 	if !errors.As(err, &e) || e.Kind != kind || e.Message != message {
 		t.Fatalf("got %v, want %s: %q", err, kind, message)
 	}
@@ -52,31 +45,31 @@ func wantKind(t *testing.T, err error, kind Kind, message string) {
 
 // drive takes a change_review instance to REVIEWING with review in
 // progress and a deferral recorded.
-func drive(t *testing.T, e *Embedded, id string) Instance {
+func drive(t *testing.T, e *Engine, id string) made.Instance {
 	t.Helper()
 	ctx := t.Context()
-	steps := []func() (Instance, error){
-		func() (Instance, error) {
-			return e.StartPublished(ctx, StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: id, ActorID: "o", ActorKind: ActorService, Context: map[string]any{"change_ref": "PR-1"}})
+	steps := []func() (made.Instance, error){
+		func() (made.Instance, error) {
+			return e.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: id, ActorID: "o", ActorKind: made.ActorService, Context: map[string]any{"change_ref": "PR-1"}})
 		},
-		func() (Instance, error) {
-			return e.Claim(ctx, ClaimRequest{CeremonyID: id, StepID: "draft", ActorKind: ActorAgent, IdempotencyKey: id + "/draft"})
+		func() (made.Instance, error) {
+			return e.Claim(ctx, made.ClaimRequest{CeremonyID: id, StepID: "draft", ActorKind: made.ActorAgent, IdempotencyKey: id + "/draft"})
 		},
-		func() (Instance, error) {
-			return e.Complete(ctx, CompleteRequest{CeremonyID: id, StepID: "draft", ActorKind: ActorAgent, Status: StepCompleted, Output: map[string]any{"n": 1}})
+		func() (made.Instance, error) {
+			return e.Complete(ctx, made.CompleteRequest{CeremonyID: id, StepID: "draft", ActorKind: made.ActorAgent, Status: made.StepCompleted, Output: map[string]any{"n": 1}})
 		},
-		func() (Instance, error) {
-			return e.ApplyTransition(ctx, TransitionRequest{CeremonyID: id, Trigger: "submit", ActorKind: ActorService})
+		func() (made.Instance, error) {
+			return e.ApplyTransition(ctx, made.TransitionRequest{CeremonyID: id, Trigger: "submit", ActorKind: made.ActorService})
 		},
-		func() (Instance, error) {
-			return e.DeferGuard(ctx, DeferRequest{CeremonyID: id, GuardName: "release_approved", RoleID: "REVIEWER", RoleKind: ActorHuman,
+		func() (made.Instance, error) {
+			return e.DeferGuard(ctx, made.DeferRequest{CeremonyID: id, GuardName: "release_approved", RoleID: "REVIEWER", RoleKind: made.ActorHuman,
 				Statement: "later", Reason: "notes missing", ReconsiderWhen: []string{"notes"}})
 		},
-		func() (Instance, error) {
-			return e.Claim(ctx, ClaimRequest{CeremonyID: id, StepID: "review", ActorKind: ActorAgent, IdempotencyKey: id + "/review", LeaseTTL: time.Hour})
+		func() (made.Instance, error) {
+			return e.Claim(ctx, made.ClaimRequest{CeremonyID: id, StepID: "review", ActorKind: made.ActorAgent, IdempotencyKey: id + "/review", LeaseTTL: time.Hour})
 		},
 	}
-	var in Instance
+	var in made.Instance
 	for i, step := range steps {
 		var err error
 		if in, err = step(); err != nil {
@@ -86,13 +79,13 @@ func drive(t *testing.T, e *Embedded, id string) Instance {
 	return in
 }
 
-func TestEmbeddedPersistence(t *testing.T) {
+func TestPersistence(t *testing.T) {
 	for _, closeFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("closed_%v", closeFirst), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "made")
-			clock := &testClock{now: time.Date(2026, 6, 6, 12, 0, 0, 0, time.UTC)}
+			clock := madetest.NewClock(time.Date(2026, 6, 6, 12, 0, 0, 0, time.UTC))
 			first := openTest(t, dir, clock)
-			if _, err := first.Publish(t.Context(), []byte(changeReview)); err != nil {
+			if _, err := first.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 				t.Fatal(err)
 			}
 			before := drive(t, first, "cr-1")
@@ -111,31 +104,31 @@ func TestEmbeddedPersistence(t *testing.T) {
 			if mustJSON(t, after) != mustJSON(t, before) {
 				t.Fatalf("after reopening:\n%s\nbefore:\n%s", mustJSON(t, after), mustJSON(t, before))
 			}
-			p, err := second.Publish(t.Context(), []byte(changeReview))
+			p, err := second.Publish(t.Context(), []byte(madetest.ChangeReviewYAML))
 			if err != nil || p.Outcome != "already_published" {
 				t.Fatalf("republish after reopening: %+v, %v", p, err)
 			}
 			// The lease and the idempotency keys survived.
-			_, err = second.Claim(t.Context(), ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: ActorAgent, IdempotencyKey: "other"})
-			wantKind(t, err, KindLeaseActive, "failed to claim ceremony step: invariant violated: step lease is still active")
-			if _, err := second.Complete(t.Context(), CompleteRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: ActorAgent, Status: StepFailed, Error: "x"}); err != nil {
+			_, err = second.Claim(t.Context(), made.ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: made.ActorAgent, IdempotencyKey: "other"})
+			wantKind(t, err, made.KindLeaseActive, "failed to claim ceremony step: invariant violated: step lease is still active")
+			if _, err := second.Complete(t.Context(), made.CompleteRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: made.ActorAgent, Status: made.StepFailed, Error: "x"}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = second.Claim(t.Context(), ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: ActorAgent, IdempotencyKey: "cr-1/review"})
-			wantKind(t, err, KindExists, "failed to claim ceremony step: already exists: ceremony_instance.idempotency_key")
+			_, err = second.Claim(t.Context(), made.ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: made.ActorAgent, IdempotencyKey: "cr-1/review"})
+			wantKind(t, err, made.KindExists, "failed to claim ceremony step: already exists: ceremony_instance.idempotency_key")
 		})
 	}
 }
 
-func TestEmbeddedStoreLayout(t *testing.T) {
+func TestStoreLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "made")
-	e := openTest(t, dir, &testClock{now: time.Unix(0, 0)})
+	e := openTest(t, dir, madetest.NewClock(time.Unix(0, 0)))
 	defer e.Close()
 	info, err := os.Stat(dir)
 	if err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("store directory: %v, %v", info, err)
 	}
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
@@ -151,11 +144,11 @@ func TestEmbeddedStoreLayout(t *testing.T) {
 	}
 }
 
-func TestEmbeddedInterruptedWrite(t *testing.T) {
+func TestInterruptedWrite(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Unix(0, 0)}
+	clock := madetest.NewClock(time.Unix(0, 0))
 	e := openTest(t, dir, clock)
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
@@ -172,10 +165,10 @@ func TestEmbeddedInterruptedWrite(t *testing.T) {
 	}
 }
 
-func TestEmbeddedCorruptStore(t *testing.T) {
+func TestCorruptStore(t *testing.T) {
 	dir := t.TempDir()
-	e := openTest(t, dir, &testClock{now: time.Unix(0, 0)})
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	e := openTest(t, dir, madetest.NewClock(time.Unix(0, 0)))
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
@@ -183,21 +176,21 @@ func TestEmbeddedCorruptStore(t *testing.T) {
 	if err := os.WriteFile(path, []byte("not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenEmbedded(dir, EmbeddedOptions{})
+	_, err := Open(dir, Options{})
 	want := fmt.Sprintf("open embedded ceremony engine: read instance %s: not a ceremony instance of this store", path)
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
 	}
 }
 
-// TestEmbeddedDigestMismatch reads a store whose definition no longer has
+// TestDigestMismatch reads a store whose definition no longer has
 // the digest it was published under (a store written by another digest
 // scheme).
-func TestEmbeddedDigestMismatch(t *testing.T) {
+func TestDigestMismatch(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Unix(0, 0)}
+	clock := madetest.NewClock(time.Unix(0, 0))
 	e := openTest(t, dir, clock)
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
@@ -218,11 +211,11 @@ func TestEmbeddedDigestMismatch(t *testing.T) {
 	again := openTest(t, dir, clock)
 	const mismatch = "invariant violated: the published definition no longer matches the digest this instance ran"
 	_, err = again.Get(t.Context(), "cr-1")
-	wantKind(t, err, KindConflict, "failed to load ceremony definition: "+mismatch)
-	_, err = again.Claim(t.Context(), ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: ActorAgent})
-	wantKind(t, err, KindConflict, "failed to load ceremony definition: "+mismatch)
-	_, err = again.StartPublished(t.Context(), StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: ActorService})
-	wantKind(t, err, KindConflict, "failed to start published ceremony: "+mismatch)
+	wantKind(t, err, made.KindConflict, "failed to load ceremony definition: "+mismatch)
+	_, err = again.Claim(t.Context(), made.ClaimRequest{CeremonyID: "cr-1", StepID: "review", ActorKind: made.ActorAgent})
+	wantKind(t, err, made.KindConflict, "failed to load ceremony definition: "+mismatch)
+	_, err = again.StartPublished(t.Context(), made.StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: made.ActorService})
+	wantKind(t, err, made.KindConflict, "failed to start published ceremony: "+mismatch)
 	list, err := again.List(t.Context())
 	if err != nil || len(list) != 1 || list[0].Instance != nil || list[0].CeremonyID != "cr-1" ||
 		list[0].Reason != "failed to load ceremony definition: "+mismatch {
@@ -230,9 +223,9 @@ func TestEmbeddedDigestMismatch(t *testing.T) {
 	}
 }
 
-func TestEmbeddedClosed(t *testing.T) {
-	e := openTest(t, t.TempDir(), &testClock{now: time.Unix(0, 0)})
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+func TestClosed(t *testing.T) {
+	e := openTest(t, t.TempDir(), madetest.NewClock(time.Unix(0, 0)))
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
@@ -240,28 +233,28 @@ func TestEmbeddedClosed(t *testing.T) {
 	}
 	ctx := t.Context()
 	for name, call := range map[string]func() error{
-		"publish": func() error { _, err := e.Publish(ctx, []byte(changeReview)); return err },
+		"publish": func() error { _, err := e.Publish(ctx, []byte(madetest.ChangeReviewYAML)); return err },
 		"start": func() error {
-			_, err := e.StartPublished(ctx, StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: ActorService})
+			_, err := e.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: made.ActorService})
 			return err
 		},
 		"get":  func() error { _, err := e.Get(ctx, "x"); return err },
 		"list": func() error { _, err := e.List(ctx); return err },
 		"claim": func() error {
-			_, err := e.Claim(ctx, ClaimRequest{CeremonyID: "x", StepID: "draft", ActorKind: ActorAgent})
+			_, err := e.Claim(ctx, made.ClaimRequest{CeremonyID: "x", StepID: "draft", ActorKind: made.ActorAgent})
 			return err
 		},
 	} {
-		t.Run(name, func(t *testing.T) { wantKind(t, call(), KindUnavailable, "embedded engine is closed") })
+		t.Run(name, func(t *testing.T) { wantKind(t, call(), made.KindUnavailable, "embedded engine is closed") })
 	}
 }
 
-func TestEmbeddedCancelledContext(t *testing.T) {
-	e := openTest(t, t.TempDir(), &testClock{now: time.Unix(0, 0)})
+func TestCancelledContext(t *testing.T) {
+	e := openTest(t, t.TempDir(), madetest.NewClock(time.Unix(0, 0)))
 	defer e.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := e.Publish(ctx, []byte(changeReview)); !errors.Is(err, context.Canceled) {
+	if _, err := e.Publish(ctx, []byte(madetest.ChangeReviewYAML)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("publish under a cancelled context: %v", err)
 	}
 	if _, err := e.Get(ctx, "x"); !errors.Is(err, context.Canceled) {
@@ -269,16 +262,16 @@ func TestEmbeddedCancelledContext(t *testing.T) {
 	}
 }
 
-func TestEmbeddedDefaultIDs(t *testing.T) {
-	e, err := OpenEmbedded(t.TempDir(), EmbeddedOptions{})
+func TestDefaultIDs(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
-	in, err := e.StartPublished(t.Context(), StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: ActorService})
+	in, err := e.StartPublished(t.Context(), made.StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "o", ActorKind: made.ActorService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +281,11 @@ func TestEmbeddedDefaultIDs(t *testing.T) {
 	}
 	// A claim without a key gets a fresh one each time: after a failure
 	// the retry is not refused as a reused key.
-	claim := ClaimRequest{CeremonyID: in.CeremonyID, StepID: "draft", ActorKind: ActorAgent}
+	claim := made.ClaimRequest{CeremonyID: in.CeremonyID, StepID: "draft", ActorKind: made.ActorAgent}
 	if _, err := e.Claim(t.Context(), claim); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Complete(t.Context(), CompleteRequest{CeremonyID: in.CeremonyID, StepID: "draft", ActorKind: ActorAgent, Status: StepFailed, Error: "x"}); err != nil {
+	if _, err := e.Complete(t.Context(), made.CompleteRequest{CeremonyID: in.CeremonyID, StepID: "draft", ActorKind: made.ActorAgent, Status: made.StepFailed, Error: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Claim(t.Context(), claim); err != nil {
@@ -300,12 +293,12 @@ func TestEmbeddedDefaultIDs(t *testing.T) {
 	}
 }
 
-// TestEmbeddedConcurrentInstances drives several instances at once (run
+// TestConcurrentInstances drives several instances at once (run
 // with -race).
-func TestEmbeddedConcurrentInstances(t *testing.T) {
-	e := openTest(t, t.TempDir(), &testClock{now: time.Unix(0, 0)})
+func TestConcurrentInstances(t *testing.T) {
+	e := openTest(t, t.TempDir(), madetest.NewClock(time.Unix(0, 0)))
 	defer e.Close()
-	if _, err := e.Publish(t.Context(), []byte(changeReview)); err != nil {
+	if _, err := e.Publish(t.Context(), []byte(madetest.ChangeReviewYAML)); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -316,15 +309,15 @@ func TestEmbeddedConcurrentInstances(t *testing.T) {
 			defer wg.Done()
 			id := fmt.Sprintf("cr-%d", i)
 			ctx := t.Context()
-			if _, err := e.StartPublished(ctx, StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: id, ActorID: "o", ActorKind: ActorService}); err != nil {
+			if _, err := e.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: id, ActorID: "o", ActorKind: made.ActorService}); err != nil {
 				errs <- err
 				return
 			}
-			if _, err := e.Claim(ctx, ClaimRequest{CeremonyID: id, StepID: "draft", ActorKind: ActorAgent}); err != nil {
+			if _, err := e.Claim(ctx, made.ClaimRequest{CeremonyID: id, StepID: "draft", ActorKind: made.ActorAgent}); err != nil {
 				errs <- err
 				return
 			}
-			if _, err := e.Complete(ctx, CompleteRequest{CeremonyID: id, StepID: "draft", ActorKind: ActorAgent, Status: StepCompleted}); err != nil {
+			if _, err := e.Complete(ctx, made.CompleteRequest{CeremonyID: id, StepID: "draft", ActorKind: made.ActorAgent, Status: made.StepCompleted}); err != nil {
 				errs <- err
 			}
 		}()
@@ -339,7 +332,7 @@ func TestEmbeddedConcurrentInstances(t *testing.T) {
 		t.Fatalf("list: %d entries, %v", len(list), err)
 	}
 	for _, entry := range list {
-		if s, _ := entry.Instance.Step("draft"); s.Status != StepCompleted {
+		if s, _ := entry.Instance.Step("draft"); s.Status != made.StepCompleted {
 			t.Errorf("%s: draft is %s", entry.CeremonyID, s.Status)
 		}
 	}
@@ -371,42 +364,7 @@ func TestLeaseTTL(t *testing.T) {
 		}
 	}
 	_, err := leaseTTL(-time.Second)
-	wantKind(t, err, KindInvalid, "field `lease_ttl_ms` must be a non-negative integer")
-}
-
-func TestClassifyMessage(t *testing.T) {
-	for _, c := range []struct {
-		message string
-		kind    Kind
-	}{
-		{"ceremony draft could not be parsed: unknown key \"x\" in the definition", KindNotPublishable},
-		{"ceremony draft is not publishable: not found: ceremony_transition.to_state", KindNotPublishable},
-		{"failed to load ceremony instance: not found: ceremony_instance", KindNotFound},
-		{"failed to start published ceremony: already exists: ceremony_instance", KindExists},
-		{"ceremony step has no authorized role: invariant violated: no ceremony role can execute step", KindNoRole},
-		{"failed to complete ceremony step: invariant violated: no ceremony role can execute step", KindNoRole},
-		{"failed to claim ceremony step: invariant violated: terminal ceremony instances cannot start steps", KindTerminal},
-		{"failed to claim ceremony step: invalid state transition `ceremony_instance.current_state` -> `ceremony_step.state`", KindWrongState},
-		{"failed to claim ceremony step: invariant violated: step lease is still active", KindLeaseActive},
-		{"failed to claim ceremony step: invariant violated: step retry policy exhausted", KindRetryExhausted},
-		{"failed to complete ceremony step: invariant violated: step result requires an in-progress step", KindNotInProgress},
-		{"failed to apply ceremony transition: invariant violated: ceremony transition guards are not satisfied", KindGuardsNotSatisfied},
-		{"failed to apply ceremony transition: invariant violated: transition limit reached (20)", KindLimit},
-		{"failed to apply ceremony transition: invariant violated: bounce limit reached (3)", KindLimit},
-		{"failed to approve ceremony guard: invariant violated: only a human can approve a human guard", KindGuard},
-		{"failed to approve ceremony guard: invariant violated: ceremony role cannot apply a transition that requires this guard", KindGuard},
-		{"failed to approve ceremony guard: not found: ceremony_role", KindNotFound},
-		{"failed to defer ceremony guard: invariant violated: approved human guards cannot be deferred", KindGuard},
-		{"failed to load ceremony definition: invariant violated: the published definition no longer matches the digest this instance ran", KindConflict},
-		{"failed to claim ceremony step: conflict: ceremony_instance was changed by someone else first", KindConflict},
-		{"embedded engine is closed", KindUnavailable},
-		{"field `step_id` contains invalid characters", KindInvalid},
-		{"invariant violated: only failed step results may carry an error message", KindInvalid},
-	} {
-		if got := ClassifyMessage(c.message); got != c.kind {
-			t.Errorf("%q: %s, want %s", c.message, got, c.kind)
-		}
-	}
+	wantKind(t, err, made.KindInvalid, "field `lease_ttl_ms` must be a non-negative integer")
 }
 
 func TestRandomUUID(t *testing.T) {
@@ -419,40 +377,40 @@ func TestRandomUUID(t *testing.T) {
 // stepper drives an instance of a test definition.
 type stepper struct {
 	t  *testing.T
-	e  *Embedded
+	e  *Engine
 	id string
 }
 
 func newStepper(t *testing.T, yaml string) *stepper {
 	t.Helper()
-	e := openTest(t, t.TempDir(), &testClock{now: time.Unix(0, 0)})
+	e := openTest(t, t.TempDir(), madetest.NewClock(time.Unix(0, 0)))
 	t.Cleanup(func() { _ = e.Close() })
-	def, err := Parse([]byte(yaml))
+	def, err := definition.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Publish(t.Context(), []byte(yaml)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.StartPublished(t.Context(), StartRequest{Ceremony: def.Name, Version: def.Version, CeremonyID: "i", ActorID: "o", ActorKind: ActorService}); err != nil {
+	if _, err := e.StartPublished(t.Context(), made.StartRequest{Ceremony: def.Name, Version: def.Version, CeremonyID: "i", ActorID: "o", ActorKind: made.ActorService}); err != nil {
 		t.Fatal(err)
 	}
 	return &stepper{t: t, e: e, id: "i"}
 }
 
-func (s *stepper) run(step string, output map[string]any) Instance {
+func (s *stepper) run(step string, output map[string]any) made.Instance {
 	s.t.Helper()
-	if _, err := s.e.Claim(s.t.Context(), ClaimRequest{CeremonyID: s.id, StepID: step, ActorKind: ActorAgent}); err != nil {
+	if _, err := s.e.Claim(s.t.Context(), made.ClaimRequest{CeremonyID: s.id, StepID: step, ActorKind: made.ActorAgent}); err != nil {
 		s.t.Fatal(err)
 	}
-	in, err := s.e.Complete(s.t.Context(), CompleteRequest{CeremonyID: s.id, StepID: step, ActorKind: ActorAgent, Status: StepCompleted, Output: output})
+	in, err := s.e.Complete(s.t.Context(), made.CompleteRequest{CeremonyID: s.id, StepID: step, ActorKind: made.ActorAgent, Status: made.StepCompleted, Output: output})
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	return in
 }
 
-func enabled(in Instance) string {
+func enabled(in made.Instance) string {
 	var out []string
 	for _, t := range in.EnabledTransitions() {
 		out = append(out, t.Trigger)
@@ -472,7 +430,7 @@ guards:
 roles: [{id: R, allowed_actions: [s1, s2, go]}]
 `)
 	in := s.run("s1", nil)
-	if len(in.WaitingForHuman) != 0 || in.Transitions[0].Guards[1] != (GuardStatus{Name: "sign", Kind: "human"}) {
+	if len(in.WaitingForHuman) != 0 || in.Transitions[0].Guards[1] != (made.GuardStatus{Name: "sign", Kind: "human"}) {
 		t.Fatalf("with a step left: waiting %v, guards %+v", in.WaitingForHuman, in.Transitions[0].Guards)
 	}
 	in = s.run("s2", nil)
@@ -516,7 +474,7 @@ roles: [{id: R, allowed_actions: [revise, review, go]}]
 			t.Fatalf("completion %d: revise %s, round %d; want %s, round %d", i, got, in.StateIterations["A"], c.revise, c.iterations)
 		}
 	}
-	if in, err := s.e.ApplyTransition(t.Context(), TransitionRequest{CeremonyID: "i", Trigger: "go", ActorKind: ActorService}); err != nil || !in.Completed {
+	if in, err := s.e.ApplyTransition(t.Context(), made.TransitionRequest{CeremonyID: "i", Trigger: "go", ActorKind: made.ActorService}); err != nil || !in.Completed {
 		t.Fatalf("go: %v, %v", in.Completed, err)
 	}
 }

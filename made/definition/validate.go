@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func (l Locus) String() string {
 // repeats), guards, roles, then reachability (warnings). Errors block
 // publication; warnings do not.
 func Validate(def *Definition) []Finding {
-	v := &validator{ix: indexDefinition(def)}
+	v := &validator{ix: def.Index()}
 	v.duplicates(def)
 	v.initialState()
 	v.transitionGraph(def)
@@ -86,42 +86,6 @@ func FirstError(findings []Finding) (Finding, bool) {
 	return Finding{}, false
 }
 
-// index is a definition's declarations by id, the first of each kept.
-type index struct {
-	states map[string]StateDef
-	steps  map[string]StepDef
-	guards map[string]GuardDef
-	roles  map[string]RoleDef
-}
-
-func indexDefinition(def *Definition) index {
-	ix := index{
-		states: map[string]StateDef{}, steps: map[string]StepDef{},
-		guards: map[string]GuardDef{}, roles: map[string]RoleDef{},
-	}
-	for _, s := range def.States {
-		if _, dup := ix.states[s.ID]; !dup {
-			ix.states[s.ID] = s
-		}
-	}
-	for _, s := range def.Steps {
-		if _, dup := ix.steps[s.ID]; !dup {
-			ix.steps[s.ID] = s
-		}
-	}
-	for _, g := range def.Guards {
-		if _, dup := ix.guards[g.Name]; !dup {
-			ix.guards[g.Name] = g
-		}
-	}
-	for _, r := range def.Roles {
-		if _, dup := ix.roles[r.ID]; !dup {
-			ix.roles[r.ID] = r
-		}
-	}
-	return ix
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -132,7 +96,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 type validator struct {
-	ix       index
+	ix       Index
 	findings []Finding
 }
 
@@ -185,7 +149,7 @@ func (v *validator) duplicates(def *Definition) {
 }
 
 func (v *validator) initialState() {
-	if len(v.ix.states) == 0 {
+	if len(v.ix.States) == 0 {
 		v.fail(Locus{Kind: "definition"}, "collection `ceremony_definition.states` must contain at least one element")
 		return
 	}
@@ -196,8 +160,8 @@ func (v *validator) initialState() {
 
 func (v *validator) initialStates() []string {
 	var out []string
-	for _, id := range sortedKeys(v.ix.states) {
-		if v.ix.states[id].Kind == StateInitial {
+	for _, id := range sortedKeys(v.ix.States) {
+		if v.ix.States[id].Kind == StateInitial {
 			out = append(out, id)
 		}
 	}
@@ -208,7 +172,7 @@ func (v *validator) transitionGraph(def *Definition) {
 	pairs := map[[2]string]bool{}
 	for _, t := range def.Transitions {
 		l := Locus{Kind: "transition", From: t.From, Trigger: t.Trigger}
-		from, ok := v.ix.states[t.From]
+		from, ok := v.ix.States[t.From]
 		switch {
 		case !ok:
 			v.fail(l, "not found: ceremony_transition.from_state")
@@ -225,7 +189,7 @@ func (v *validator) transitionGraph(def *Definition) {
 		}
 		pairs[[2]string{t.From, t.Trigger}] = true
 		for _, g := range t.Guards {
-			if _, ok := v.ix.guards[g]; !ok {
+			if _, ok := v.ix.Guards[g]; !ok {
 				v.fail(l, "not found: ceremony_transition.guard")
 			}
 		}
@@ -233,14 +197,14 @@ func (v *validator) transitionGraph(def *Definition) {
 }
 
 func (v *validator) hasState(id string) bool {
-	_, ok := v.ix.states[id]
+	_, ok := v.ix.States[id]
 	return ok
 }
 
 func (v *validator) steps() {
-	for _, id := range sortedKeys(v.ix.steps) {
+	for _, id := range sortedKeys(v.ix.Steps) {
 		l := Locus{Kind: "step", Step: id}
-		state, ok := v.ix.states[v.ix.steps[id].State]
+		state, ok := v.ix.States[v.ix.Steps[id].State]
 		if !ok {
 			v.fail(l, "not found: ceremony_step.state")
 			continue
@@ -254,13 +218,13 @@ func (v *validator) steps() {
 // stateRepeats checks the newer state repeats: a live state repeating on
 // one of its own steps.
 func (v *validator) stateRepeats() {
-	for _, id := range sortedKeys(v.ix.states) {
-		s := v.ix.states[id]
+	for _, id := range sortedKeys(v.ix.States) {
+		s := v.ix.States[id]
 		if s.Repeat == nil {
 			continue
 		}
 		l := Locus{Kind: "state", State: id}
-		step, ok := v.ix.steps[s.Repeat.Until.Step]
+		step, ok := v.ix.Steps[s.Repeat.Until.Step]
 		switch {
 		case s.Kind == StateTerminal:
 			v.fail(l, "invariant violated: terminal ceremony states cannot repeat")
@@ -273,19 +237,19 @@ func (v *validator) stateRepeats() {
 }
 
 func (v *validator) guards() {
-	for _, name := range sortedKeys(v.ix.guards) {
-		c := v.ix.guards[name].Condition
+	for _, name := range sortedKeys(v.ix.Guards) {
+		c := v.ix.Guards[name].Condition
 		l := Locus{Kind: "guard", Guard: name}
 		switch c.Kind {
 		case GuardStepStatus, GuardOutputField, GuardStepRepeatExhausted:
-			step, ok := v.ix.steps[c.Step]
+			step, ok := v.ix.Steps[c.Step]
 			if !ok {
 				v.fail(l, "not found: ceremony_guard.step")
 			} else if c.Kind == GuardStepRepeatExhausted && step.Repeat == nil {
 				v.fail(l, "invariant violated: step_repeat_exhausted names a step without repeat")
 			}
 		case GuardStateRepeatExhausted:
-			state, ok := v.ix.states[c.State]
+			state, ok := v.ix.States[c.State]
 			if !ok {
 				v.fail(l, "not found: ceremony_guard.state")
 			} else if state.Repeat == nil {
@@ -300,10 +264,10 @@ func (v *validator) roles(def *Definition) {
 	for _, t := range def.Transitions {
 		triggers[t.Trigger] = true
 	}
-	for _, id := range sortedKeys(v.ix.roles) {
+	for _, id := range sortedKeys(v.ix.Roles) {
 		l := Locus{Kind: "role", Role: id}
-		for _, a := range v.ix.roles[id].Actions {
-			if _, ok := v.ix.steps[a.Value]; a.Kind == ActionStep && !ok {
+		for _, a := range v.ix.Roles[id].Actions {
+			if _, ok := v.ix.Steps[a.Value]; a.Kind == ActionStep && !ok {
 				v.fail(l, "not found: ceremony_role.step_action")
 			}
 			if a.Kind == ActionTransition && !triggers[a.Value] {
@@ -326,7 +290,7 @@ func (v *validator) reachability(def *Definition) {
 		}
 	}
 	hasTerminal := false
-	for _, s := range v.ix.states {
+	for _, s := range v.ix.States {
 		hasTerminal = hasTerminal || s.Kind == StateTerminal
 	}
 	if !hasTerminal {
@@ -334,8 +298,8 @@ func (v *validator) reachability(def *Definition) {
 		return
 	}
 	reached := reachableFrom(initial[0], def.Transitions)
-	finishing := reachingTerminal(v.ix.states, def.Transitions)
-	for _, id := range sortedKeys(v.ix.states) {
+	finishing := reachingTerminal(v.ix.States, def.Transitions)
+	for _, id := range sortedKeys(v.ix.States) {
 		l := Locus{Kind: "state", State: id}
 		if !reached[id] {
 			v.warn(l, "invariant violated: ceremony state is unreachable from the initial state")
@@ -345,7 +309,7 @@ func (v *validator) reachability(def *Definition) {
 	}
 }
 
-func reachableFrom(initial string, transitions []TransitionDef) map[string]bool {
+func reachableFrom(initial string, transitions []Transition) map[string]bool {
 	reached := map[string]bool{}
 	pending := []string{initial}
 	for len(pending) > 0 {
@@ -364,7 +328,7 @@ func reachableFrom(initial string, transitions []TransitionDef) map[string]bool 
 	return reached
 }
 
-func reachingTerminal(states map[string]StateDef, transitions []TransitionDef) map[string]bool {
+func reachingTerminal(states map[string]State, transitions []Transition) map[string]bool {
 	can := map[string]bool{}
 	for id, s := range states {
 		if s.Kind == StateTerminal {

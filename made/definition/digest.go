@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"crypto/sha256"
@@ -199,7 +199,7 @@ func formatFloat(f float64) string {
 }
 
 func (w *canonicalWriter) definition(def *Definition) {
-	ix := indexDefinition(def)
+	ix := def.Index()
 	w.raw("{")
 	w.key(true, "name")
 	w.str(def.Name)
@@ -212,17 +212,17 @@ func (w *canonicalWriter) definition(def *Definition) {
 	w.key(false, "outputs")
 	w.outputs(def.Outputs)
 	w.key(false, "states")
-	w.states(ix.states)
+	w.states(ix.States)
 	w.key(false, "transitions")
 	w.transitions(def.Transitions)
 	w.key(false, "steps")
-	w.steps(ix.steps, def)
+	w.steps(ix.Steps, def)
 	w.key(false, "step_order")
-	w.strList(stepOrder(def))
+	w.strList(def.StepIDs())
 	w.key(false, "guards")
-	w.guards(ix.guards)
+	w.guards(ix.Guards)
 	w.key(false, "roles")
-	w.roles(ix.roles)
+	w.roles(ix.Roles)
 	if def.MaxParallel != nil || def.MaxTransitions != nil || def.MaxBounces != nil {
 		w.key(false, "limits")
 		w.raw("{")
@@ -237,20 +237,8 @@ func (w *canonicalWriter) definition(def *Definition) {
 	w.raw("}")
 }
 
-func stepOrder(def *Definition) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range def.Steps {
-		if !seen[s.ID] {
-			seen[s.ID] = true
-			out = append(out, s.ID)
-		}
-	}
-	return out
-}
-
-func (w *canonicalWriter) inputs(inputs []InputDef) {
-	byName := map[string]InputDef{}
+func (w *canonicalWriter) inputs(inputs []Input) {
+	byName := map[string]Input{}
 	for _, in := range inputs {
 		if _, dup := byName[in.Name]; !dup {
 			byName[in.Name] = in
@@ -284,7 +272,7 @@ func (w *canonicalWriter) outputs(outputs []string) {
 	w.raw("}")
 }
 
-func (w *canonicalWriter) states(states map[string]StateDef) {
+func (w *canonicalWriter) states(states map[string]State) {
 	w.raw("{")
 	for i, id := range sortedKeys(states) {
 		s := states[id]
@@ -317,7 +305,7 @@ func (w *canonicalWriter) repeat(r *Repeat, forState bool) {
 	w.raw("}}")
 }
 
-func (w *canonicalWriter) transitions(transitions []TransitionDef) {
+func (w *canonicalWriter) transitions(transitions []Transition) {
 	w.raw("[")
 	for i, t := range transitions {
 		if i > 0 {
@@ -336,7 +324,7 @@ func (w *canonicalWriter) transitions(transitions []TransitionDef) {
 	w.raw("]")
 }
 
-func (w *canonicalWriter) steps(steps map[string]StepDef, def *Definition) {
+func (w *canonicalWriter) steps(steps map[string]Step, def *Definition) {
 	w.raw("{")
 	for i, id := range sortedKeys(steps) {
 		s := steps[id]
@@ -374,7 +362,7 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func (w *canonicalWriter) stepExtension(s StepDef) {
+func (w *canonicalWriter) stepExtension(s Step) {
 	w.raw(`,"num_agents":`)
 	w.raw(strconv.Itoa(s.NumAgents))
 	w.raw(`,"see_prior":`)
@@ -387,7 +375,7 @@ func (w *canonicalWriter) stepExtension(s StepDef) {
 	w.repeat(s.Repeat, false)
 }
 
-func (w *canonicalWriter) guards(guards map[string]GuardDef) {
+func (w *canonicalWriter) guards(guards map[string]Guard) {
 	w.raw("{")
 	for i, name := range sortedKeys(guards) {
 		w.key(i == 0, name)
@@ -426,7 +414,7 @@ func (w *canonicalWriter) condition(c GuardCondition) {
 	w.raw("}")
 }
 
-func (w *canonicalWriter) roles(roles map[string]RoleDef) {
+func (w *canonicalWriter) roles(roles map[string]Role) {
 	w.raw("{")
 	for i, id := range sortedKeys(roles) {
 		w.key(i == 0, id)

@@ -1,4 +1,4 @@
-package made_test
+package mcp_test
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"github.com/underpass-ai/axlr/made"
 )
 
-// mcpBlockedID is an instance id whose Get waits until its caller gives up.
-const mcpBlockedID = "blocked"
+// blockedID is an instance id whose Get waits until its caller gives up.
+const blockedID = "blocked"
 
-// mcpFake is a map-based made.Engine just rich enough for protocol
+// fake is a map-based made.Engine just rich enough for protocol
 // tests: every verb records the request it was handed, and answers with
 // made-mcp's messages for the failures the tests provoke.
-type mcpFake struct {
+type fake struct {
 	mu        sync.Mutex
 	digests   map[string]string // "name@version" → digest
 	instances map[string]made.Instance
@@ -33,38 +33,38 @@ type mcpFake struct {
 	nextID int
 }
 
-func newMCPFake() *mcpFake {
-	return &mcpFake{
+func newFake() *fake {
+	return &fake{
 		digests:    map[string]string{},
 		instances:  map[string]made.Instance{},
 		unreadable: map[string]string{},
 	}
 }
 
-// mcpPublishRequest records what Publish was handed.
-type mcpPublishRequest struct{ YAML string }
+// publishRequest records what Publish was handed.
+type publishRequest struct{ YAML string }
 
-// mcpGetRequest records what Get was handed.
-type mcpGetRequest struct{ CeremonyID string }
+// getRequest records what Get was handed.
+type getRequest struct{ CeremonyID string }
 
-// mcpListRequest records a List.
-type mcpListRequest struct{}
+// listRequest records a List.
+type listRequest struct{}
 
-func (f *mcpFake) received() []any {
+func (f *fake) received() []any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.requests)
 }
 
-func (f *mcpFake) begin(req any) error {
+func (f *fake) begin(req any) error {
 	f.requests = append(f.requests, req)
 	return f.fail
 }
 
-func (f *mcpFake) Publish(_ context.Context, definitionYAML []byte) (made.Published, error) {
+func (f *fake) Publish(_ context.Context, definitionYAML []byte) (made.Published, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin(mcpPublishRequest{YAML: string(definitionYAML)}); err != nil {
+	if err := f.begin(publishRequest{YAML: string(definitionYAML)}); err != nil {
 		return made.Published{}, err
 	}
 	var id struct {
@@ -89,7 +89,7 @@ func (f *mcpFake) Publish(_ context.Context, definitionYAML []byte) (made.Publis
 	}
 }
 
-func (f *mcpFake) StartPublished(_ context.Context, req made.StartRequest) (made.Instance, error) {
+func (f *fake) StartPublished(_ context.Context, req made.StartRequest) (made.Instance, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.begin(req); err != nil {
@@ -123,35 +123,35 @@ func (f *mcpFake) StartPublished(_ context.Context, req made.StartRequest) (made
 		Context: req.Context,
 	}
 	f.instances[id] = in
-	return mcpClone(in), nil
+	return clone(in), nil
 }
 
-func (f *mcpFake) Get(ctx context.Context, ceremonyID string) (made.Instance, error) {
-	if ceremonyID == mcpBlockedID {
+func (f *fake) Get(ctx context.Context, ceremonyID string) (made.Instance, error) {
+	if ceremonyID == blockedID {
 		<-ctx.Done()
 		return made.Instance{}, ctx.Err()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin(mcpGetRequest{CeremonyID: ceremonyID}); err != nil {
+	if err := f.begin(getRequest{CeremonyID: ceremonyID}); err != nil {
 		return made.Instance{}, err
 	}
 	in, ok := f.instances[ceremonyID]
 	if !ok {
 		return made.Instance{}, &made.Error{Kind: made.KindNotFound, Message: "failed to load ceremony instance: not found: ceremony_instance"}
 	}
-	return mcpClone(in), nil
+	return clone(in), nil
 }
 
-func (f *mcpFake) List(context.Context) ([]made.ListEntry, error) {
+func (f *fake) List(context.Context) ([]made.ListEntry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin(mcpListRequest{}); err != nil {
+	if err := f.begin(listRequest{}); err != nil {
 		return nil, err
 	}
 	var entries []made.ListEntry
 	for id, in := range f.instances {
-		c := mcpClone(in)
+		c := clone(in)
 		entries = append(entries, made.ListEntry{CeremonyID: id, Instance: &c})
 	}
 	for id, reason := range f.unreadable {
@@ -161,9 +161,9 @@ func (f *mcpFake) List(context.Context) ([]made.ListEntry, error) {
 	return entries, nil
 }
 
-func (f *mcpFake) Claim(_ context.Context, req made.ClaimRequest) (made.Instance, error) {
+func (f *fake) Claim(_ context.Context, req made.ClaimRequest) (made.Instance, error) {
 	return f.mutate(req, req.CeremonyID, func(in *made.Instance) error {
-		s := mcpStep(in, req.StepID)
+		s := stepOf(in, req.StepID)
 		if s == nil {
 			return &made.Error{Kind: made.KindNoRole, Message: "ceremony step has no authorized role: invariant violated: no ceremony role can execute step"}
 		}
@@ -175,9 +175,9 @@ func (f *mcpFake) Claim(_ context.Context, req made.ClaimRequest) (made.Instance
 	})
 }
 
-func (f *mcpFake) Complete(_ context.Context, req made.CompleteRequest) (made.Instance, error) {
+func (f *fake) Complete(_ context.Context, req made.CompleteRequest) (made.Instance, error) {
 	return f.mutate(req, req.CeremonyID, func(in *made.Instance) error {
-		s := mcpStep(in, req.StepID)
+		s := stepOf(in, req.StepID)
 		if s == nil || s.Status != made.StepInProgress {
 			return &made.Error{Kind: made.KindNotInProgress, Message: "failed to complete ceremony step: invariant violated: step result requires an in-progress step"}
 		}
@@ -194,7 +194,7 @@ func (f *mcpFake) Complete(_ context.Context, req made.CompleteRequest) (made.In
 	})
 }
 
-func (f *mcpFake) ApplyTransition(_ context.Context, req made.TransitionRequest) (made.Instance, error) {
+func (f *fake) ApplyTransition(_ context.Context, req made.TransitionRequest) (made.Instance, error) {
 	return f.mutate(req, req.CeremonyID, func(in *made.Instance) error {
 		for _, t := range in.Transitions {
 			if t.Trigger != req.Trigger {
@@ -214,7 +214,7 @@ func (f *mcpFake) ApplyTransition(_ context.Context, req made.TransitionRequest)
 	})
 }
 
-func (f *mcpFake) ApproveGuard(_ context.Context, req made.ApproveRequest) (made.Instance, error) {
+func (f *fake) ApproveGuard(_ context.Context, req made.ApproveRequest) (made.Instance, error) {
 	return f.mutate(req, req.CeremonyID, func(in *made.Instance) error {
 		if in.Context == nil {
 			in.Context = map[string]any{}
@@ -224,7 +224,7 @@ func (f *mcpFake) ApproveGuard(_ context.Context, req made.ApproveRequest) (made
 	})
 }
 
-func (f *mcpFake) DeferGuard(_ context.Context, req made.DeferRequest) (made.Instance, error) {
+func (f *fake) DeferGuard(_ context.Context, req made.DeferRequest) (made.Instance, error) {
 	return f.mutate(req, req.CeremonyID, func(in *made.Instance) error {
 		in.GuardDeferrals = append(in.GuardDeferrals, made.GuardDeferral{
 			GuardName:      req.GuardName,
@@ -237,7 +237,7 @@ func (f *mcpFake) DeferGuard(_ context.Context, req made.DeferRequest) (made.Ins
 	})
 }
 
-func (f *mcpFake) mutate(req any, id string, change func(*made.Instance) error) (made.Instance, error) {
+func (f *fake) mutate(req any, id string, change func(*made.Instance) error) (made.Instance, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.begin(req); err != nil {
@@ -247,15 +247,15 @@ func (f *mcpFake) mutate(req any, id string, change func(*made.Instance) error) 
 	if !ok {
 		return made.Instance{}, &made.Error{Kind: made.KindNotFound, Message: "failed to load ceremony instance: not found: ceremony_instance"}
 	}
-	in := mcpClone(stored)
+	in := clone(stored)
 	if err := change(&in); err != nil {
 		return made.Instance{}, err
 	}
 	f.instances[id] = in
-	return mcpClone(in), nil
+	return clone(in), nil
 }
 
-func mcpStep(in *made.Instance, id string) *made.Step {
+func stepOf(in *made.Instance, id string) *made.Step {
 	for i := range in.Steps {
 		if in.Steps[i].StepID == id {
 			return &in.Steps[i]
@@ -264,9 +264,9 @@ func mcpStep(in *made.Instance, id string) *made.Step {
 	return nil
 }
 
-// mcpClone deep-copies an instance, so what the fake hands out never aliases
+// clone deep-copies an instance, so what the fake hands out never aliases
 // what it keeps.
-func mcpClone(in made.Instance) made.Instance {
+func clone(in made.Instance) made.Instance {
 	raw, err := json.Marshal(in)
 	if err != nil {
 		panic(fmt.Sprintf("clone instance %s: %v", in.CeremonyID, err))

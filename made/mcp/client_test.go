@@ -1,4 +1,4 @@
-package made_test
+package mcp_test
 
 import (
 	"bytes"
@@ -17,92 +17,93 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/madetest"
+	"github.com/underpass-ai/axlr/made/mcp"
 )
 
-// The test binary re-executes itself as a fake made-mcp when mcpChildEnv is
+// The test binary re-executes itself as a fake made-mcp when childEnv is
 // set: "serve" serves madetest.NewServer(fake engine) over stdio (writing
-// its pid to the file named by mcpPidFileEnv), "exit" fails at startup the way
+// its pid to the file named by pidFileEnv), "exit" fails at startup the way
 // made-mcp does without a store.
 const (
-	mcpChildEnv   = "AXLR_MADE_TEST_CHILD"
-	mcpPidFileEnv = "AXLR_MADE_TEST_PIDFILE"
+	childEnv   = "AXLR_MADE_TEST_CHILD"
+	pidFileEnv = "AXLR_MADE_TEST_PIDFILE"
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(mcpChildEnv); mode != "" {
-		os.Exit(runMCPChild(mode))
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode))
 	}
 	os.Exit(m.Run())
 }
 
-func runMCPChild(mode string) int {
+func runChild(mode string) int {
 	if mode == "exit" {
 		fmt.Fprintln(os.Stderr, "MADE_MCP_REDB_PATH is required for the embedded backend")
 		return 2
 	}
-	if path := os.Getenv(mcpPidFileEnv); path != "" {
+	if path := os.Getenv(pidFileEnv); path != "" {
 		if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	if err := madetest.NewServer(newMCPFake()).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := madetest.NewServer(newFake()).Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
 
-// mcpWireCall is a tools/call as the server received it.
-type mcpWireCall struct {
+// wireCall is a tools/call as the server received it.
+type wireCall struct {
 	Tool      string
 	Arguments map[string]any
 }
 
-type mcpWireLog struct {
+type wireLog struct {
 	mu    sync.Mutex
-	calls []mcpWireCall
+	calls []wireCall
 }
 
-func (l *mcpWireLog) last() mcpWireCall {
+func (l *wireLog) last() wireCall {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.calls) == 0 {
-		return mcpWireCall{}
+		return wireCall{}
 	}
 	return l.calls[len(l.calls)-1]
 }
 
-func (l *mcpWireLog) record(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if call, ok := req.(*mcp.CallToolRequest); ok {
+func (l *wireLog) record(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		if call, ok := req.(*mcpsdk.CallToolRequest); ok {
 			var args map[string]any
 			if err := json.Unmarshal(call.Params.Arguments, &args); err != nil {
 				return nil, fmt.Errorf("record arguments of %s: %w", call.Params.Name, err)
 			}
 			l.mu.Lock()
-			l.calls = append(l.calls, mcpWireCall{Tool: call.Params.Name, Arguments: args})
+			l.calls = append(l.calls, wireCall{Tool: call.Params.Name, Arguments: args})
 			l.mu.Unlock()
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// mcpServe serves s in memory and returns a client connected to it.
-func mcpServe(t *testing.T, s *mcp.Server) *made.MCPClient {
+// serve serves s in memory and returns a client connected to it.
+func serve(t *testing.T, s *mcpsdk.Server) *mcp.Client {
 	t.Helper()
-	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	serverEnd, clientEnd := mcpsdk.NewInMemoryTransports()
 	session, err := s.Connect(context.Background(), serverEnd, nil)
 	if err != nil {
 		t.Fatalf("connect server: %v", err)
 	}
-	c, err := made.ConnectMCP(context.Background(), clientEnd)
+	c, err := mcp.Connect(context.Background(), clientEnd)
 	if err != nil {
-		t.Fatalf("ConnectMCP: %v", err)
+		t.Fatalf("Connect: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
@@ -113,39 +114,39 @@ func mcpServe(t *testing.T, s *mcp.Server) *made.MCPClient {
 	return c
 }
 
-// serveMCPFake connects a client to madetest.NewServer(f), logging every
+// serveFake connects a client to madetest.NewServer(f), logging every
 // tools/call the server receives.
-func serveMCPFake(t *testing.T, f *mcpFake) (*made.MCPClient, *mcpWireLog) {
+func serveFake(t *testing.T, f *fake) (*mcp.Client, *wireLog) {
 	t.Helper()
-	log := &mcpWireLog{}
+	log := &wireLog{}
 	s := madetest.NewServer(f)
 	s.AddReceivingMiddleware(log.record)
-	return mcpServe(t, s), log
+	return serve(t, s), log
 }
 
-const mcpReviewYAML = `version: "1.0"
+const reviewYAML = `version: "1.0"
 name: change_review
 states: [{id: DRAFTING, initial: true}, {id: CANCELLED, terminal: true}]
 `
 
 func TestRoundTrip(t *testing.T) {
-	f := newMCPFake()
-	c, log := serveMCPFake(t, f)
+	f := newFake()
+	c, log := serveFake(t, f)
 	ctx := context.Background()
 	var digest string
 
 	steps := []struct {
 		name   string
 		call   func() (any, error)
-		wire   mcpWireCall
+		wire   wireCall
 		engine any
 		check  func(t *testing.T, got any)
 	}{
 		{
 			name:   "publish",
-			call:   func() (any, error) { return c.Publish(ctx, []byte(mcpReviewYAML)) },
-			wire:   mcpWireCall{made.MCPToolPublishDefinition, map[string]any{"definition_yaml": mcpReviewYAML}},
-			engine: mcpPublishRequest{YAML: strings.TrimSpace(mcpReviewYAML)},
+			call:   func() (any, error) { return c.Publish(ctx, []byte(reviewYAML)) },
+			wire:   wireCall{mcp.ToolPublishDefinition, map[string]any{"definition_yaml": reviewYAML}},
+			engine: publishRequest{YAML: strings.TrimSpace(reviewYAML)},
 			check: func(t *testing.T, got any) {
 				p := got.(made.Published)
 				digest = p.Digest
@@ -157,9 +158,9 @@ func TestRoundTrip(t *testing.T) {
 		},
 		{
 			name:   "publish again",
-			call:   func() (any, error) { return c.Publish(ctx, []byte(mcpReviewYAML)) },
-			wire:   mcpWireCall{made.MCPToolPublishDefinition, map[string]any{"definition_yaml": mcpReviewYAML}},
-			engine: mcpPublishRequest{YAML: strings.TrimSpace(mcpReviewYAML)},
+			call:   func() (any, error) { return c.Publish(ctx, []byte(reviewYAML)) },
+			wire:   wireCall{mcp.ToolPublishDefinition, map[string]any{"definition_yaml": reviewYAML}},
+			engine: publishRequest{YAML: strings.TrimSpace(reviewYAML)},
 			check: func(t *testing.T, got any) {
 				if p := got.(made.Published); p.Outcome != "already_published" || p.Digest != digest {
 					t.Errorf("Publish = %+v, want already_published with digest %s", p, digest)
@@ -175,7 +176,7 @@ func TestRoundTrip(t *testing.T) {
 					Context: map[string]any{"change_ref": "PR-42", "priority": 2},
 				})
 			},
-			wire: mcpWireCall{made.MCPToolStartPublished, map[string]any{
+			wire: wireCall{mcp.ToolStartPublished, map[string]any{
 				"ceremony": "change_review", "version": "1.0", "ceremony_id": "cr-42",
 				"actor_id": "orchestrator", "actor_kind": "service",
 				"context": map[string]any{"change_ref": "PR-42", "priority": float64(2)},
@@ -203,7 +204,7 @@ func TestRoundTrip(t *testing.T) {
 			call: func() (any, error) {
 				return c.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "cli", ActorKind: made.ActorHuman})
 			},
-			wire: mcpWireCall{made.MCPToolStartPublished, map[string]any{
+			wire: wireCall{mcp.ToolStartPublished, map[string]any{
 				"ceremony": "change_review", "version": "1.0", "actor_id": "cli", "actor_kind": "human",
 			}},
 			engine: made.StartRequest{Ceremony: "change_review", Version: "1.0", ActorID: "cli", ActorKind: made.ActorHuman},
@@ -221,7 +222,7 @@ func TestRoundTrip(t *testing.T) {
 					LeaseOwnerID: "wf-cr-42", IdempotencyKey: "cr-42/draft/1", LeaseTTL: 10 * time.Minute,
 				})
 			},
-			wire: mcpWireCall{made.MCPToolClaimStep, map[string]any{
+			wire: wireCall{mcp.ToolClaimStep, map[string]any{
 				"ceremony_id": "cr-42", "step_id": "draft", "actor_kind": "agent",
 				"lease_owner_id": "wf-cr-42", "idempotency_key": "cr-42/draft/1", "lease_ttl_ms": float64(600000),
 			}},
@@ -241,7 +242,7 @@ func TestRoundTrip(t *testing.T) {
 			call: func() (any, error) {
 				return c.Claim(ctx, made.ClaimRequest{CeremonyID: "generated-1", StepID: "draft", ActorKind: made.ActorAgent})
 			},
-			wire: mcpWireCall{made.MCPToolClaimStep, map[string]any{
+			wire: wireCall{mcp.ToolClaimStep, map[string]any{
 				"ceremony_id": "generated-1", "step_id": "draft", "actor_kind": "agent",
 			}},
 			engine: made.ClaimRequest{CeremonyID: "generated-1", StepID: "draft", ActorKind: made.ActorAgent},
@@ -254,7 +255,7 @@ func TestRoundTrip(t *testing.T) {
 					Status: made.StepFailed, Error: "CI red",
 				})
 			},
-			wire: mcpWireCall{made.MCPToolCompleteStep, map[string]any{
+			wire: wireCall{mcp.ToolCompleteStep, map[string]any{
 				"ceremony_id": "generated-1", "step_id": "draft", "actor_kind": "agent",
 				"status": "failed", "error": "CI red",
 			}},
@@ -277,7 +278,7 @@ func TestRoundTrip(t *testing.T) {
 					Output: map[string]any{"summary": "draft ready", "artifact": "git://repo/pr/42"},
 				})
 			},
-			wire: mcpWireCall{made.MCPToolCompleteStep, map[string]any{
+			wire: wireCall{mcp.ToolCompleteStep, map[string]any{
 				"ceremony_id": "cr-42", "step_id": "draft", "actor_kind": "agent", "status": "completed",
 				"output": map[string]any{"summary": "draft ready", "artifact": "git://repo/pr/42"},
 			}},
@@ -301,7 +302,7 @@ func TestRoundTrip(t *testing.T) {
 			call: func() (any, error) {
 				return c.ApproveGuard(ctx, made.ApproveRequest{CeremonyID: "cr-42", GuardName: "release_approved", RoleID: "REVIEWER", RoleKind: made.ActorHuman})
 			},
-			wire: mcpWireCall{made.MCPToolApproveGuard, map[string]any{
+			wire: wireCall{mcp.ToolApproveGuard, map[string]any{
 				"ceremony_id": "cr-42", "guard_name": "release_approved", "role_id": "REVIEWER", "role_kind": "human",
 			}},
 			engine: made.ApproveRequest{CeremonyID: "cr-42", GuardName: "release_approved", RoleID: "REVIEWER", RoleKind: made.ActorHuman},
@@ -319,7 +320,7 @@ func TestRoundTrip(t *testing.T) {
 					Statement: "not today", Reason: "waiting for legal", ReconsiderWhen: []string{"legal signs off"},
 				})
 			},
-			wire: mcpWireCall{made.MCPToolDeferGuard, map[string]any{
+			wire: wireCall{mcp.ToolDeferGuard, map[string]any{
 				"ceremony_id": "cr-42", "guard_name": "release_approved", "role_id": "REVIEWER", "role_kind": "human",
 				"statement": "not today", "reason": "waiting for legal", "reconsider_when": []any{"legal signs off"},
 			}},
@@ -343,7 +344,7 @@ func TestRoundTrip(t *testing.T) {
 			call: func() (any, error) {
 				return c.ApplyTransition(ctx, made.TransitionRequest{CeremonyID: "cr-42", Trigger: "submit", ActorKind: made.ActorService})
 			},
-			wire: mcpWireCall{made.MCPToolApplyTransition, map[string]any{
+			wire: wireCall{mcp.ToolApplyTransition, map[string]any{
 				"ceremony_id": "cr-42", "trigger": "submit", "actor_kind": "service",
 			}},
 			engine: made.TransitionRequest{CeremonyID: "cr-42", Trigger: "submit", ActorKind: made.ActorService},
@@ -357,8 +358,8 @@ func TestRoundTrip(t *testing.T) {
 		{
 			name:   "get",
 			call:   func() (any, error) { return c.Get(ctx, "cr-42") },
-			wire:   mcpWireCall{made.MCPToolGetInstance, map[string]any{"ceremony_id": "cr-42"}},
-			engine: mcpGetRequest{CeremonyID: "cr-42"},
+			wire:   wireCall{mcp.ToolGetInstance, map[string]any{"ceremony_id": "cr-42"}},
+			engine: getRequest{CeremonyID: "cr-42"},
 			check: func(t *testing.T, got any) {
 				if in := got.(made.Instance); in.CurrentState != "REVIEWING" || in.Transitions == nil {
 					t.Errorf("Get = state %q, transitions %v; want REVIEWING and an empty, non-nil list", in.CurrentState, in.Transitions)
@@ -373,8 +374,8 @@ func TestRoundTrip(t *testing.T) {
 				f.mu.Unlock()
 				return c.List(ctx)
 			},
-			wire:   mcpWireCall{made.MCPToolListInstances, map[string]any{}},
-			engine: mcpListRequest{},
+			wire:   wireCall{mcp.ToolListInstances, map[string]any{}},
+			engine: listRequest{},
 			check: func(t *testing.T, got any) {
 				entries := got.([]made.ListEntry)
 				var ids []string
@@ -427,9 +428,9 @@ func TestClaimLeaseTTL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newMCPFake()
+			f := newFake()
 			f.fail = &made.Error{Kind: made.KindNotFound, Message: "failed to load ceremony instance: not found: ceremony_instance"}
-			c, log := serveMCPFake(t, f)
+			c, log := serveFake(t, f)
 			_, err := c.Claim(context.Background(), made.ClaimRequest{CeremonyID: "c", StepID: "s", ActorKind: made.ActorAgent, LeaseTTL: tt.ttl})
 			if tt.wantErr != "" {
 				if !errors.Is(err, made.ErrInvalid) || err.Error() != tt.wantErr {
@@ -510,8 +511,8 @@ func TestErrorKinds(t *testing.T) {
 		{"conflict: ceremony_instance was changed by someone else first", made.KindConflict},
 		{"something made-mcp 0.1.6 never said", made.KindInvalid},
 	}
-	f := newMCPFake()
-	c, _ := serveMCPFake(t, f)
+	f := newFake()
+	c, _ := serveFake(t, f)
 	for _, tt := range tests {
 		t.Run(tt.message, func(t *testing.T) {
 			f.mu.Lock()
@@ -533,13 +534,13 @@ func TestErrorKinds(t *testing.T) {
 }
 
 func TestVersionOccupied(t *testing.T) {
-	c, _ := serveMCPFake(t, newMCPFake())
+	c, _ := serveFake(t, newFake())
 	ctx := context.Background()
-	first, err := c.Publish(ctx, []byte(mcpReviewYAML))
+	first, err := c.Publish(ctx, []byte(reviewYAML))
 	if err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
-	changed := mcpReviewYAML + "description: changed\n"
+	changed := reviewYAML + "description: changed\n"
 	_, err = c.Publish(ctx, []byte(changed))
 	if !errors.Is(err, made.ErrVersionOccupied) {
 		t.Fatalf("Publish changed = %v, want ErrVersionOccupied", err)
@@ -563,17 +564,17 @@ const (
 	mcpOccupied016 = `{"offered_digest":"d2","outcome":"version_occupied","published_digest":"d1"}`
 )
 
-// mcpPayloadServer answers every tool with payload: as structuredContent
+// payloadServer answers every tool with payload: as structuredContent
 // with the text as its text content, or, when text is empty, as the text
 // content alone.
-func mcpPayloadServer(payload, text string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "underpass-made-mcp", Version: "0.1.6"}, nil)
-	for _, name := range []string{made.MCPToolGetInstance, made.MCPToolListInstances, made.MCPToolPublishDefinition} {
-		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func payloadServer(payload, text string) *mcpsdk.Server {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "underpass-made-mcp", Version: "0.1.6"}, nil)
+	for _, name := range []string{mcp.ToolGetInstance, mcp.ToolListInstances, mcp.ToolPublishDefinition} {
+		s.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			if text == "" {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: payload}}}, nil
+				return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: payload}}}, nil
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(payload)}, nil
+			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}, StructuredContent: json.RawMessage(payload)}, nil
 		})
 	}
 	return s
@@ -606,16 +607,16 @@ func TestDecodesMadeMCP016Payloads(t *testing.T) {
 		{"text content only", func(string) string { return "" }},
 	} {
 		t.Run(variant.name, func(t *testing.T) {
-			server := func(payload string) *mcp.Server { return mcpPayloadServer(payload, variant.text(payload)) }
+			server := func(payload string) *mcpsdk.Server { return payloadServer(payload, variant.text(payload)) }
 			ctx := context.Background()
-			in, err := mcpServe(t, server(mcpInstance016)).Get(ctx, "cr-42")
+			in, err := serve(t, server(mcpInstance016)).Get(ctx, "cr-42")
 			if err != nil {
 				t.Fatalf("Get: %v", err)
 			}
 			if !reflect.DeepEqual(in, wantInstance) {
 				t.Errorf("Get = %+v\nwant %+v", in, wantInstance)
 			}
-			entries, err := mcpServe(t, server(mcpList016)).List(ctx)
+			entries, err := serve(t, server(mcpList016)).List(ctx)
 			if err != nil {
 				t.Fatalf("List: %v", err)
 			}
@@ -626,7 +627,7 @@ func TestDecodesMadeMCP016Payloads(t *testing.T) {
 			if !reflect.DeepEqual(entries, wantEntries) {
 				t.Errorf("List = %+v\nwant %+v", entries, wantEntries)
 			}
-			_, err = mcpServe(t, server(mcpOccupied016)).Publish(ctx, []byte(mcpReviewYAML))
+			_, err = serve(t, server(mcpOccupied016)).Publish(ctx, []byte(reviewYAML))
 			var conflict *made.ConflictError
 			if !errors.As(err, &conflict) || *conflict != (made.ConflictError{Ceremony: "change_review", Version: "1.0", PublishedDigest: "d1", OfferedDigest: "d2"}) {
 				t.Errorf("Publish error = %#v, want the version_occupied conflict", err)
@@ -636,11 +637,11 @@ func TestDecodesMadeMCP016Payloads(t *testing.T) {
 }
 
 func TestCallerCancellationIsNotUnavailable(t *testing.T) {
-	c, _ := serveMCPFake(t, newMCPFake())
+	c, _ := serveFake(t, newFake())
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Get(ctx, mcpBlockedID)
+		_, err := c.Get(ctx, blockedID)
 		errc <- err
 	}()
 	cancel()
@@ -650,32 +651,32 @@ func TestCallerCancellationIsNotUnavailable(t *testing.T) {
 	}
 }
 
-// startMCPChild starts the test binary as a fake made-mcp.
-func startMCPChild(t *testing.T, mode string, timeout time.Duration, stderr *bytes.Buffer) (*made.MCPClient, string, error) {
+// startChild starts the test binary as a fake made-mcp.
+func startChild(t *testing.T, mode string, timeout time.Duration, stderr *bytes.Buffer) (*mcp.Client, string, error) {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	opts := made.MCPOptions{
+	opts := mcp.Options{
 		Command:     os.Args[0],
-		Env:         append(os.Environ(), mcpChildEnv+"="+mode, mcpPidFileEnv+"="+pidFile),
+		Env:         append(os.Environ(), childEnv+"="+mode, pidFileEnv+"="+pidFile),
 		Dir:         t.TempDir(),
 		CallTimeout: timeout,
 	}
 	if stderr != nil {
 		opts.Stderr = stderr
 	}
-	c, err := made.StartMCP(context.Background(), opts)
+	c, err := mcp.Start(context.Background(), opts)
 	return c, pidFile, err
 }
 
-func TestStartMCPChild(t *testing.T) {
-	c, pidFile, err := startMCPChild(t, "serve", 0, nil)
+func TestStartChild(t *testing.T) {
+	c, pidFile, err := startChild(t, "serve", 0, nil)
 	if err != nil {
-		t.Fatalf("StartMCP: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
 
-	p, err := c.Publish(ctx, []byte(mcpReviewYAML))
+	p, err := c.Publish(ctx, []byte(reviewYAML))
 	if err != nil || p.Outcome != "published" {
 		t.Fatalf("Publish = %+v, %v", p, err)
 	}
@@ -723,35 +724,35 @@ func TestStartMCPChild(t *testing.T) {
 	}
 }
 
-func TestStartMCPCallTimeout(t *testing.T) {
-	c, _, err := startMCPChild(t, "serve", 50*time.Millisecond, nil)
+func TestStartCallTimeout(t *testing.T) {
+	c, _, err := startChild(t, "serve", 50*time.Millisecond, nil)
 	if err != nil {
-		t.Fatalf("StartMCP: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	_, err = c.Get(context.Background(), mcpBlockedID)
+	_, err = c.Get(context.Background(), blockedID)
 	if !errors.Is(err, made.ErrUnavailable) || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Errorf("Get of a call that never answers = %v, want unavailable after the call timeout", err)
 	}
 }
 
-func TestStartMCPFailures(t *testing.T) {
+func TestStartFailures(t *testing.T) {
 	var stderr bytes.Buffer
-	_, _, err := startMCPChild(t, "exit", 0, &stderr)
+	_, _, err := startChild(t, "exit", 0, &stderr)
 	if !errors.Is(err, made.ErrUnavailable) {
-		t.Errorf("StartMCP of a child exiting at startup = %v, want unavailable", err)
+		t.Errorf("Start of a child exiting at startup = %v, want unavailable", err)
 	}
 	if !strings.Contains(stderr.String(), "MADE_MCP_REDB_PATH is required") {
 		t.Errorf("child stderr = %q, want its startup message", stderr.String())
 	}
 
-	_, err = made.StartMCP(context.Background(), made.MCPOptions{Command: filepath.Join(t.TempDir(), "made-mcp")})
+	_, err = mcp.Start(context.Background(), mcp.Options{Command: filepath.Join(t.TempDir(), "made-mcp")})
 	if !errors.Is(err, made.ErrUnavailable) {
-		t.Errorf("StartMCP of a missing executable = %v, want unavailable", err)
+		t.Errorf("Start of a missing executable = %v, want unavailable", err)
 	}
 
-	_, err = made.StartMCP(context.Background(), made.MCPOptions{})
-	if err == nil || !strings.Contains(err.Error(), "MCPOptions.Command") {
-		t.Errorf("StartMCP without a command = %v, want an error naming MCPOptions.Command", err)
+	_, err = mcp.Start(context.Background(), mcp.Options{})
+	if err == nil || !strings.Contains(err.Error(), "mcp.Options.Command") {
+		t.Errorf("Start without a command = %v, want an error naming mcp.Options.Command", err)
 	}
 }

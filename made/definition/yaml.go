@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"bytes"
@@ -8,17 +8,19 @@ import (
 	"math"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/underpass-ai/axlr/made"
 )
 
 // parseError is a definition that cannot be parsed. Its message is the
 // domain error made-mcp puts after "ceremony draft could not be parsed: ".
-func parseError(format string, args ...any) *Error {
-	return &Error{Kind: KindNotPublishable, Message: fmt.Sprintf(format, args...)}
+func parseError(format string, args ...any) *made.Error {
+	return &made.Error{Kind: made.KindNotPublishable, Message: fmt.Sprintf(format, args...)}
 }
 
 // invalidYAML is made-mcp's message for YAML it cannot read, with what was
 // wrong and where when the document parsed but had the wrong shape.
-func invalidYAML(format string, args ...any) *Error {
+func invalidYAML(format string, args ...any) *made.Error {
 	if format == "" {
 		return parseError("invariant violated: invalid ceremony yaml")
 	}

@@ -1,4 +1,9 @@
-package made
+package embedded
+
+import (
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/definition"
+)
 
 // The newer constructs' semantics, which made-mcp 0.1.6 lacks.
 //
@@ -24,13 +29,13 @@ package made
 
 // repeatStep applies a step's repeat after a completion with status
 // completed.
-func repeatStep(def StepDef, rec *stepState) {
+func repeatStep(def definition.Step, rec *stepState) {
 	r := def.Repeat
-	if r == nil || outputHas(rec.LastCompleted, r.Until.OutputField, r.Until.Equals) {
+	if r == nil || definition.OutputHas(rec.LastCompleted, r.Until.OutputField, r.Until.Equals) {
 		return
 	}
 	if rec.Iteration-rec.RoundStart+1 < r.MaxIterations {
-		rec.Status = StepPending
+		rec.Status = made.StepPending
 		rec.Iteration++
 		rec.Attempt = 1
 		return
@@ -42,17 +47,17 @@ func repeatStep(def StepDef, rec *stepState) {
 // completed.
 func (in *instanceState) repeatState(p *published) {
 	state := in.CurrentState
-	r, rnd := p.ix.states[state].Repeat, in.StateRounds[state]
+	r, rnd := p.ix.States[state].Repeat, in.StateRounds[state]
 	if r == nil || rnd == nil || rnd.Exhausted {
 		return
 	}
 	steps := p.stepsOf(state)
 	for _, s := range steps {
-		if in.Steps[s.ID].Status != StepCompleted {
+		if in.Steps[s.ID].Status != made.StepCompleted {
 			return
 		}
 	}
-	if rec, ok := in.Steps[r.Until.Step]; ok && outputHas(rec.LastCompleted, r.Until.OutputField, r.Until.Equals) {
+	if rec, ok := in.Steps[r.Until.Step]; ok && definition.OutputHas(rec.LastCompleted, r.Until.OutputField, r.Until.Equals) {
 		return
 	}
 	if rnd.Round >= r.MaxIterations {
@@ -62,7 +67,7 @@ func (in *instanceState) repeatState(p *published) {
 	rnd.Round++
 	for _, s := range steps {
 		rec := in.Steps[s.ID]
-		rec.Status, rec.Attempt, rec.Error, rec.RepeatExhausted = StepPending, 1, nil, false
+		rec.Status, rec.Attempt, rec.Error, rec.RepeatExhausted = made.StepPending, 1, nil, false
 		rec.Iteration++
 		rec.RoundStart = rec.Iteration
 	}

@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"encoding/json"

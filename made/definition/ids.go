@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"sort"
@@ -6,11 +6,13 @@ import (
 	"unicode"
 )
 
-// The identifier checks of made-mcp's value objects, with its messages.
+// The identifier checks of made-mcp's value objects, with its messages. A
+// failure is a *made.Error of kind made.KindNotPublishable; an engine
+// checking a verb's arguments with them reports it as its own kind.
 
-// lowerID checks a step id, guard name or ceremony name: [a-z0-9_], at
-// most maxLen bytes when maxLen > 0.
-func lowerID(field, raw string, maxLen int) (string, error) {
+// CheckID checks a step id, guard name or ceremony name and returns it
+// trimmed: [a-z0-9_], at most maxLen bytes when maxLen > 0.
+func CheckID(field, raw string, maxLen int) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return "", parseError("field `%s` must not be empty", field)
@@ -26,10 +28,10 @@ func lowerID(field, raw string, maxLen int) (string, error) {
 	return s, nil
 }
 
-// text checks a state, role, trigger, input or output name or a
-// description: not empty, no control characters, at most maxLen bytes when
-// maxLen > 0.
-func text(field, raw string, maxLen int) (string, error) {
+// CheckText checks a state, role, trigger, input or output name or a
+// description and returns it trimmed: not empty, no control characters, at
+// most maxLen bytes when maxLen > 0.
+func CheckText(field, raw string, maxLen int) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return "", parseError("field `%s` must not be empty", field)
@@ -50,7 +52,9 @@ func checkLen(field, s string, maxLen int) error {
 	return nil
 }
 
-func checkVersion(raw string) (string, error) {
+// CheckVersion checks a ceremony version and returns it trimmed: [A-Za-z0-9._-],
+// at most 64 bytes.
+func CheckVersion(raw string) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return "", parseError("field `ceremony_version` must not be empty")

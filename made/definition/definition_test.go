@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"errors"
@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/underpass-ai/axlr/made"
 )
 
 func readCeremony(t *testing.T, file string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../ceremonies/" + file)
+	b, err := os.ReadFile("../../ceremonies/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +217,9 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("the case changes nothing: %q not found", c.old)
 			}
 			_, err := Parse([]byte(src))
-			var e *Error
-			if !errors.As(err, &e) || e.Kind != KindNotPublishable || e.Message != c.want {
-				t.Fatalf("got %v, want %s: %q", err, KindNotPublishable, c.want)
+			var e *made.Error
+			if !errors.As(err, &e) || e.Kind != made.KindNotPublishable || e.Message != c.want {
+				t.Fatalf("got %v, want %s: %q", err, made.KindNotPublishable, c.want)
 			}
 		})
 	}

@@ -1,4 +1,14 @@
-package made
+// Package definition owns MADE's ceremony definition: the YAML schema
+// (made-mcp 0.1.6's plus the newer constructs AXLR uses), Parse, Validate,
+// the semantic Digest that names a definition's content, and the identifier
+// checks made-mcp applies to every name. Its failures are *made.Error with
+// made-mcp's messages, so an engine can report them as made-mcp would.
+//
+// It stores nothing and runs nothing: publishing a definition and driving
+// its instances are an engine's (package embedded, or made-mcp through
+// package mcp). Timeouts and retry policies are read and digested, not
+// enforced.
+package definition
 
 import (
 	"time"
@@ -37,15 +47,15 @@ type Definition struct {
 	Version string
 	// Description is empty when the definition has none.
 	Description string
-	Inputs      []InputDef
+	Inputs      []Input
 	// Outputs are the declared output names (their YAML values are not kept).
 	Outputs     []string
-	States      []StateDef
-	Transitions []TransitionDef
-	Steps       []StepDef
+	States      []State
+	Transitions []Transition
+	Steps       []Step
 	// Guards in name order (a YAML mapping).
-	Guards []GuardDef
-	Roles  []RoleDef
+	Guards []Guard
+	Roles  []Role
 	// StepTimeout is timeouts.step_default; 0 means none. Stored, not
 	// enforced.
 	StepTimeout time.Duration
@@ -58,9 +68,9 @@ type Definition struct {
 	MaxBounces     *int
 }
 
-// InputDef is a declared input. Inputs are declarative: a start's context
+// Input is a declared input. Inputs are declarative: a start's context
 // is not checked against them.
-type InputDef struct {
+type Input struct {
 	Name     string
 	Required bool
 }
@@ -75,15 +85,15 @@ const (
 	StateTerminal     StateKind = "terminal"
 )
 
-// StateDef is a declared state.
-type StateDef struct {
+// State is a declared state.
+type State struct {
 	ID     string
 	Kind   StateKind
 	Repeat *Repeat // nil: the state does not repeat
 }
 
-// TransitionDef is a declared transition.
-type TransitionDef struct {
+// Transition is a declared transition.
+type Transition struct {
 	From    string
 	To      string
 	Trigger string
@@ -91,8 +101,8 @@ type TransitionDef struct {
 	Guards []string
 }
 
-// StepDef is a declared step.
-type StepDef struct {
+// Step is a declared step.
+type Step struct {
 	ID      string
 	State   string
 	Handler string
@@ -132,8 +142,8 @@ const (
 	GuardStateRepeatExhausted GuardKind = "state_repeat_exhausted"
 )
 
-// GuardDef is a declared guard.
-type GuardDef struct {
+// Guard is a declared guard.
+type Guard struct {
 	Name string
 	// Type and Check are as written.
 	Type  string
@@ -158,7 +168,7 @@ type GuardCondition struct {
 }
 
 // IsHuman reports whether only a person can satisfy the guard.
-func (g GuardDef) IsHuman() bool { return g.Condition.Kind == GuardHumanApproval }
+func (g Guard) IsHuman() bool { return g.Condition.Kind == GuardHumanApproval }
 
 // ActionKind is what a role action allows.
 type ActionKind string
@@ -177,8 +187,8 @@ type RoleAction struct {
 	Value string // the step id or trigger; empty for the capabilities
 }
 
-// RoleDef is a declared role.
-type RoleDef struct {
+// Role is a declared role.
+type Role struct {
 	ID string
 	// Actions are sorted (step < transition < request_intervention <
 	// respond_to_intervention, then by value) and without duplicates.
@@ -186,7 +196,7 @@ type RoleDef struct {
 }
 
 // Allows reports whether the role may perform the action.
-func (r RoleDef) Allows(a RoleAction) bool {
+func (r Role) Allows(a RoleAction) bool {
 	for _, x := range r.Actions {
 		if x == a {
 			return true
@@ -203,31 +213,82 @@ type RetryPolicy struct {
 }
 
 // Step returns the first declared step with the id.
-func (d *Definition) Step(id string) (StepDef, bool) {
+func (d *Definition) Step(id string) (Step, bool) {
 	for _, s := range d.Steps {
 		if s.ID == id {
 			return s, true
 		}
 	}
-	return StepDef{}, false
+	return Step{}, false
 }
 
 // State returns the first declared state with the id.
-func (d *Definition) State(id string) (StateDef, bool) {
+func (d *Definition) State(id string) (State, bool) {
 	for _, s := range d.States {
 		if s.ID == id {
 			return s, true
 		}
 	}
-	return StateDef{}, false
+	return State{}, false
 }
 
 // Guard returns the guard with the name.
-func (d *Definition) Guard(name string) (GuardDef, bool) {
+func (d *Definition) Guard(name string) (Guard, bool) {
 	for _, g := range d.Guards {
 		if g.Name == name {
 			return g, true
 		}
 	}
-	return GuardDef{}, false
+	return Guard{}, false
+}
+
+// Index is a definition's declarations by id (guards by name), the first
+// of each kept: the ones Validate, Digest and the engine use.
+type Index struct {
+	States map[string]State
+	Steps  map[string]Step
+	Guards map[string]Guard
+	Roles  map[string]Role
+}
+
+// Index returns the definition's declarations by id.
+func (d *Definition) Index() Index {
+	ix := Index{
+		States: map[string]State{}, Steps: map[string]Step{},
+		Guards: map[string]Guard{}, Roles: map[string]Role{},
+	}
+	for _, s := range d.States {
+		if _, dup := ix.States[s.ID]; !dup {
+			ix.States[s.ID] = s
+		}
+	}
+	for _, s := range d.Steps {
+		if _, dup := ix.Steps[s.ID]; !dup {
+			ix.Steps[s.ID] = s
+		}
+	}
+	for _, g := range d.Guards {
+		if _, dup := ix.Guards[g.Name]; !dup {
+			ix.Guards[g.Name] = g
+		}
+	}
+	for _, r := range d.Roles {
+		if _, dup := ix.Roles[r.ID]; !dup {
+			ix.Roles[r.ID] = r
+		}
+	}
+	return ix
+}
+
+// StepIDs returns the declared step ids in declaration order, each once.
+func (d *Definition) StepIDs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range d.Steps {
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			out = append(out, s.ID)
+		}
+	}
+	return out
 }

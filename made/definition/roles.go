@@ -1,4 +1,4 @@
-package made
+package definition
 
 import (
 	"sort"
@@ -30,35 +30,35 @@ func (p *defParser) roles() error {
 	return nil
 }
 
-func parseRole(n *yaml.Node, place string, steps, triggers map[string]bool) (RoleDef, error) {
+func parseRole(n *yaml.Node, place string, steps, triggers map[string]bool) (Role, error) {
 	m, err := newYAMLMap(n, place)
 	if err != nil {
-		return RoleDef{}, err
+		return Role{}, err
 	}
 	if err := m.only("id", "allowed_actions"); err != nil {
-		return RoleDef{}, err
+		return Role{}, err
 	}
 	id, err := m.reqStr("id")
 	if err != nil {
-		return RoleDef{}, err
+		return Role{}, err
 	}
 	labels, err := m.strList("allowed_actions")
 	if err != nil {
-		return RoleDef{}, err
+		return Role{}, err
 	}
-	r := RoleDef{}
-	if r.ID, err = text("role_id", id, 0); err != nil {
-		return RoleDef{}, err
+	r := Role{}
+	if r.ID, err = CheckText("role_id", id, 0); err != nil {
+		return Role{}, err
 	}
 	for _, label := range labels {
 		a, err := resolveAction(strings.TrimSpace(label), steps, triggers)
 		if err != nil {
-			return RoleDef{}, err
+			return Role{}, err
 		}
 		r.Actions = append(r.Actions, a)
 	}
 	if len(r.Actions) == 0 {
-		return RoleDef{}, parseError("collection `ceremony_role.allowed_actions` must contain at least one element")
+		return Role{}, parseError("collection `ceremony_role.allowed_actions` must contain at least one element")
 	}
 	r.Actions = sortActions(r.Actions)
 	return r, nil
@@ -84,10 +84,10 @@ func resolveAction(label string, steps, triggers map[string]bool) (RoleAction, e
 	case isTrigger:
 		return RoleAction{Kind: ActionTransition, Value: label}, nil
 	}
-	if id, err := lowerID("step_id", label, 0); err == nil {
+	if id, err := CheckID("step_id", label, 0); err == nil {
 		return RoleAction{Kind: ActionStep, Value: id}, nil
 	}
-	trigger, err := text("transition_trigger", label, 0)
+	trigger, err := CheckText("transition_trigger", label, 0)
 	return RoleAction{Kind: ActionTransition, Value: trigger}, err
 }
 
