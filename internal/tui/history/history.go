@@ -108,13 +108,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// Column widths; the outcome takes what they leave.
-const (
-	offsetW = 11
-	stepW   = 30
-	tookW   = 8
-	fixedW  = 2 + offsetW + stepW + tookW
-)
+// columns are the view's; the outcome takes what the others leave.
+var columns = []list.Column{{Name: "AFTER", Width: 11}, {Name: "STEP", Width: 30, Gap: true}, {Name: "TOOK", Width: 8}, {Name: "OUTCOME"}}
 
 // keysHelp is the view's keys, on its last line.
 const keysHelp = "↑↓ PgUp PgDn Home End scroll  r reload  Esc back"
@@ -132,14 +127,12 @@ func (m Model) View() string {
 	if m.session == "" {
 		unread = "no session yet: a prompt starts one, /sessions picks one"
 	}
-	outcomeW := max(m.Width-fixedW, 0)
 	return m.List.View(list.Frame[client.Step]{
-		Title:  title,
-		Header: common.Fit("AFTER", offsetW) + common.Fit("STEP", stepW) + common.Fit("TOOK", tookW) + common.Fit("OUTCOME", outcomeW),
-		Row: func(st client.Step) string {
+		Title:   title,
+		Columns: columns,
+		Cells: func(st client.Step) []string {
 			c := client.StepCells(st)
-			return common.Fit(offset(st.Time.Sub(m.Rows()[0].Time)), offsetW) + common.Fit(c.Step, stepW-1) + " " +
-				common.Fit(c.Took, tookW) + common.Fit(common.OneLine(c.Outcome), outcomeW)
+			return []string{offset(st.Time.Sub(m.Rows()[0].Time)), c.Step, c.Took, common.OneLine(c.Outcome)}
 		},
 		Empty:  "no steps yet",
 		Unread: unread,

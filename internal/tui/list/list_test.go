@@ -72,7 +72,7 @@ func loadedList(t *testing.T, r *reader, width, height int) List[row] {
 }
 
 // frame draws rows at 40 columns.
-var frame = Frame[row]{Title: "Rows", Header: "ID", Row: func(r row) string { return common.Fit(r.id, 38) },
+var frame = Frame[row]{Title: "Rows", Columns: []Column{{Name: "ID"}}, Cells: func(r row) []string { return []string{r.id} },
 	Empty: "no rows yet", Ask: "why: ", Keys: "↑↓ move"}
 
 // visible are the ids of the rows drawn, the selected one marked.
@@ -298,7 +298,7 @@ func TestView(t *testing.T) {
 // edge, the selected one too.
 func TestViewNarrow(t *testing.T) {
 	wide := frame
-	wide.Row = func(r row) string { return common.Fit(r.id, 60) }
+	wide.Columns = []Column{{Name: "ID", Width: 60}}
 	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
 	for i, line := range strings.Split(l.View(wide), "\n") {
 		if w := ansi.StringWidth(line); w != 40 {
