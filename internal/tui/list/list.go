@@ -283,9 +283,9 @@ func (l List[R]) details() []string {
 	return lines
 }
 
-// Ask asks question q (1 or more; the panel names its questions) on the
-// last line, with placeholder shown until something is typed, and clears
-// the status line; need is what an Enter on nothing says there.
+// Ask asks question q (not 0: a panel numbers its own from 1, Briefing is
+// n's) on the last line, with placeholder shown until something is typed,
+// and clears the status line; need is what an Enter on nothing says there.
 func (l *List[R]) Ask(q int, placeholder, need string) tea.Cmd {
 	l.asking, l.need, l.Status = q, need, ""
 	l.prompt.Reset()
