@@ -109,116 +109,156 @@ func LoadTrajectory(ctx context.Context, h HistoryReader, workflowID string) (*T
 
 // Steps turns one run's history events into steps.
 func Steps(runID string, events []*historypb.HistoryEvent, dc converter.DataConverter) []Step {
-	var steps []Step
-	scheduled := map[int64]int{} // activity scheduled event id -> step index
-	types := map[int64]string{}  // activity scheduled event id -> activity type
-	started := map[int64]time.Time{}
-	updates := map[string]int{} // update id -> step index
-	var since time.Time         // start of the current local activity
-	var task time.Time          // start of the current workflow task
+	r := &runSteps{id: runID, dc: dc, scheduled: map[int64]int{}, types: map[int64]string{}, started: map[int64]time.Time{}, updates: map[string]int{}}
 	for _, ev := range events {
-		at := ev.GetEventTime().AsTime()
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-			a := ev.GetWorkflowExecutionStartedEventAttributes()
-			detail := "first run"
-			if a.GetContinuedExecutionRunId() != "" {
-				detail = "continued as new from " + a.GetContinuedExecutionRunId()
-			}
-			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "started", Detail: detail, Outcome: a.GetTaskQueue().GetName()})
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-			since, task = at, at
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-			a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes()
-			req := a.GetAcceptedRequest()
-			name := req.GetInput().GetName()
-			updates[req.GetMeta().GetUpdateId()] = len(steps)
-			// The worker took the update when its task started; the event
-			// is written when the task completes, after the local
-			// activities the update ran in it.
-			if !task.IsZero() {
-				at = task
-			}
-			steps = append(steps, Step{Time: at, RunID: runID, Kind: "update", Name: name, Detail: updateDetail(name, req.GetInput().GetArgs(), dc), Outcome: "accepted"})
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
-			a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes()
-			if i, ok := updates[a.GetMeta().GetUpdateId()]; ok && a.GetOutcome().GetFailure() != nil {
-				steps[i].Outcome = "failed"
-				steps[i].Error = a.GetOutcome().GetFailure().GetMessage()
-			}
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			a := ev.GetActivityTaskScheduledEventAttributes()
-			scheduled[ev.GetEventId()] = len(steps)
-			types[ev.GetEventId()] = a.GetActivityType().GetName()
-			steps = append(steps, Step{Time: at, RunID: runID, Kind: "activity", Name: shortName(a.GetActivityType().GetName()),
-				Detail: activityInput(a.GetActivityType().GetName(), a.GetInput(), dc), Outcome: "scheduled"})
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-			a := ev.GetActivityTaskStartedEventAttributes()
-			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Attempt = a.GetAttempt()
-				steps[i].Outcome = "running"
-				started[a.GetScheduledEventId()] = at
-			}
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-			a := ev.GetActivityTaskCompletedEventAttributes()
-			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Outcome = activityOutcome(types[a.GetScheduledEventId()], a.GetResult(), dc)
-				setDuration(&steps[i], started[a.GetScheduledEventId()], at)
-			}
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-			a := ev.GetActivityTaskFailedEventAttributes()
-			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Outcome = "failed"
-				steps[i].Error = a.GetFailure().GetMessage()
-				setDuration(&steps[i], started[a.GetScheduledEventId()], at)
-			}
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-			a := ev.GetActivityTaskTimedOutEventAttributes()
-			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Outcome = "timed out"
-				steps[i].Error = a.GetFailure().GetMessage()
-			}
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-			a := ev.GetActivityTaskCanceledEventAttributes()
-			if i, ok := scheduled[a.GetScheduledEventId()]; ok {
-				steps[i].Outcome = "cancelled"
-			}
-		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			a := ev.GetMarkerRecordedEventAttributes()
-			if a.GetMarkerName() != "LocalActivity" {
-				continue
-			}
-			var md struct {
-				ActivityType string
-				ReplayTime   time.Time
-				Attempt      int32
-			}
-			if p := a.GetDetails()["data"]; p != nil {
-				_ = dc.FromPayloads(p, &md)
-			}
-			s := Step{Time: md.ReplayTime, RunID: runID, Kind: "local_activity", Name: shortName(md.ActivityType), Attempt: md.Attempt}
-			if s.Time.IsZero() {
-				s.Time = at
-			}
-			if f := a.GetFailure(); f != nil {
-				s.Outcome, s.Error = "failed", f.GetMessage()
-			} else {
-				s.Detail, s.Outcome = localOutcome(md.ActivityType, a.GetDetails()["result"], dc)
-			}
-			if !since.IsZero() {
-				setDuration(&s, since, s.Time)
-			}
-			since = s.Time
-			steps = append(steps, s)
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "continued as new", Outcome: ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-			steps = append(steps, Step{Time: at, RunID: runID, Kind: "workflow", Name: "closed", Outcome: strings.ToLower(strings.TrimPrefix(ev.GetEventType().String(), "WorkflowExecution"))})
+		r.add(ev)
+	}
+	return r.steps
+}
+
+// runSteps is what Steps keeps as it reads one run's events: the steps so
+// far and where each activity and update stands among them.
+type runSteps struct {
+	id    string
+	dc    converter.DataConverter
+	steps []Step
+	// scheduled: an activity's scheduled event id -> its step's index;
+	// types: -> its activity type; started: -> when its attempt started.
+	scheduled map[int64]int
+	types     map[int64]string
+	started   map[int64]time.Time
+	// updates: an update's id -> its step's index.
+	updates map[string]int
+	// since is when the current local activity started, task when the
+	// current workflow task did.
+	since, task time.Time
+}
+
+// add reads the run's next event.
+func (r *runSteps) add(ev *historypb.HistoryEvent) {
+	at := ev.GetEventTime().AsTime()
+	switch ev.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+		a := ev.GetWorkflowExecutionStartedEventAttributes()
+		detail := "first run"
+		if a.GetContinuedExecutionRunId() != "" {
+			detail = "continued as new from " + a.GetContinuedExecutionRunId()
+		}
+		r.steps = append(r.steps, Step{Time: at, RunID: r.id, Kind: "workflow", Name: "started", Detail: detail, Outcome: a.GetTaskQueue().GetName()})
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		r.since, r.task = at, at
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+		r.update(ev, at)
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+		enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		r.activity(ev, at)
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		r.localActivity(ev.GetMarkerRecordedEventAttributes(), at)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		r.steps = append(r.steps, Step{Time: at, RunID: r.id, Kind: "workflow", Name: "continued as new", Outcome: ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		r.steps = append(r.steps, Step{Time: at, RunID: r.id, Kind: "workflow", Name: "closed", Outcome: strings.ToLower(strings.TrimPrefix(ev.GetEventType().String(), "WorkflowExecution"))})
+	}
+}
+
+// update reads an update's acceptance (its step) or completion (a
+// failure's outcome on that step).
+func (r *runSteps) update(ev *historypb.HistoryEvent, at time.Time) {
+	if a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes(); a != nil {
+		if i, ok := r.updates[a.GetMeta().GetUpdateId()]; ok && a.GetOutcome().GetFailure() != nil {
+			r.steps[i].Outcome = "failed"
+			r.steps[i].Error = a.GetOutcome().GetFailure().GetMessage()
+		}
+		return
+	}
+	req := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest()
+	name := req.GetInput().GetName()
+	r.updates[req.GetMeta().GetUpdateId()] = len(r.steps)
+	// The worker took the update when its task started; the event is
+	// written when the task completes, after the local activities the
+	// update ran in it.
+	if !r.task.IsZero() {
+		at = r.task
+	}
+	r.steps = append(r.steps, Step{Time: at, RunID: r.id, Kind: "update", Name: name, Detail: updateDetail(name, req.GetInput().GetArgs(), r.dc), Outcome: "accepted"})
+}
+
+// activity reads an activity task's event: its scheduling adds its step,
+// the others set that step's attempt, outcome and duration.
+func (r *runSteps) activity(ev *historypb.HistoryEvent, at time.Time) {
+	if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+		r.scheduled[ev.GetEventId()] = len(r.steps)
+		r.types[ev.GetEventId()] = a.GetActivityType().GetName()
+		r.steps = append(r.steps, Step{Time: at, RunID: r.id, Kind: "activity", Name: shortName(a.GetActivityType().GetName()),
+			Detail: activityInput(a.GetActivityType().GetName(), a.GetInput(), r.dc), Outcome: "scheduled"})
+		return
+	}
+	switch ev.GetEventType() {
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+		a := ev.GetActivityTaskStartedEventAttributes()
+		if i, ok := r.scheduled[a.GetScheduledEventId()]; ok {
+			r.steps[i].Attempt = a.GetAttempt()
+			r.steps[i].Outcome = "running"
+			r.started[a.GetScheduledEventId()] = at
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+		a := ev.GetActivityTaskCompletedEventAttributes()
+		if i, ok := r.scheduled[a.GetScheduledEventId()]; ok {
+			r.steps[i].Outcome = activityOutcome(r.types[a.GetScheduledEventId()], a.GetResult(), r.dc)
+			setDuration(&r.steps[i], r.started[a.GetScheduledEventId()], at)
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+		a := ev.GetActivityTaskFailedEventAttributes()
+		if i, ok := r.scheduled[a.GetScheduledEventId()]; ok {
+			r.steps[i].Outcome = "failed"
+			r.steps[i].Error = a.GetFailure().GetMessage()
+			setDuration(&r.steps[i], r.started[a.GetScheduledEventId()], at)
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+		a := ev.GetActivityTaskTimedOutEventAttributes()
+		if i, ok := r.scheduled[a.GetScheduledEventId()]; ok {
+			r.steps[i].Outcome = "timed out"
+			r.steps[i].Error = a.GetFailure().GetMessage()
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		a := ev.GetActivityTaskCanceledEventAttributes()
+		if i, ok := r.scheduled[a.GetScheduledEventId()]; ok {
+			r.steps[i].Outcome = "cancelled"
 		}
 	}
-	return steps
+}
+
+// localActivity reads a marker: a local activity's is its step, timed
+// from the end of the one before it in the workflow task; others are not
+// steps.
+func (r *runSteps) localActivity(a *historypb.MarkerRecordedEventAttributes, at time.Time) {
+	if a.GetMarkerName() != "LocalActivity" {
+		return
+	}
+	var md struct {
+		ActivityType string
+		ReplayTime   time.Time
+		Attempt      int32
+	}
+	if p := a.GetDetails()["data"]; p != nil {
+		_ = r.dc.FromPayloads(p, &md)
+	}
+	s := Step{Time: md.ReplayTime, RunID: r.id, Kind: "local_activity", Name: shortName(md.ActivityType), Attempt: md.Attempt}
+	if s.Time.IsZero() {
+		s.Time = at
+	}
+	if f := a.GetFailure(); f != nil {
+		s.Outcome, s.Error = "failed", f.GetMessage()
+	} else {
+		s.Detail, s.Outcome = localOutcome(md.ActivityType, a.GetDetails()["result"], r.dc)
+	}
+	if !r.since.IsZero() {
+		setDuration(&s, r.since, s.Time)
+	}
+	r.since = s.Time
+	r.steps = append(r.steps, s)
 }
 
 func setDuration(s *Step, from, to time.Time) {

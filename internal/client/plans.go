@@ -181,54 +181,27 @@ func (c *Client) InterruptPlan(ctx context.Context, id string) error {
 	return err
 }
 
+// WatchPlan follows a plan until it next needs the person or ends, handing
+// each event of its execution to w; it outlives an axlrd restart as Watch
+// does.
+func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, error) {
+	ex := Execution{WorkflowID: workflows.PlanWorkflowID(id), ExecutionID: id}
+	return follow(ctx, c, ex, w, "watch plan "+id, func(ctx context.Context, wt *watch) (PlanEnd, bool, error) {
+		rec, done, err := record(ctx, wt, c.Plan)
+		if err != nil {
+			return PlanEnd{}, false, err
+		}
+		end := done != nil || rec.Status.Terminal() || rec.Status == plans.Interrupted || rec.NeedsPerson()
+		return PlanEnd{Record: rec, Result: done}, end, nil
+	})
+}
+
 // PlanEnd is where a plan's watch stopped: the plan waits for the person
 // or it ended. Result is its planner's execution result once the workflow
 // finished, else nil.
 type PlanEnd struct {
 	Record plans.Record
 	Result *contract.Result
-}
-
-// WatchPlan follows a plan until it next needs the person or ends, handing
-// each event of its execution to w; it outlives an axlrd restart as Watch
-// does.
-func (c *Client) WatchPlan(ctx context.Context, id string, w Watcher) (PlanEnd, error) {
-	ex := Execution{WorkflowID: workflows.PlanWorkflowID(id), ExecutionID: id}
-	after := 0
-	link := &link{w: w}
-	var unanswered unanswered
-	pc := c.pace(ctx, ex.WorkflowID)
-	defer pc.stop()
-	for {
-		if err := pc.wait(ctx); err != nil {
-			return PlanEnd{}, err
-		}
-		p, err := c.progress(ctx, ex, after)
-		var rec plans.Record
-		if err == nil {
-			for _, ev := range p.Events {
-				w.Event(ev)
-			}
-			after = p.Next
-			rec, err = c.Plan(ctx, id)
-		}
-		if msg, end := unanswered.final(err); end {
-			return PlanEnd{}, fmt.Errorf("watch plan %s: %s", id, msg)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return PlanEnd{}, ctx.Err()
-			}
-			link.lost(err)
-			pc.failed()
-			continue
-		}
-		link.back()
-		if p.Result != nil || rec.Status.Terminal() || rec.Status == plans.Interrupted || rec.NeedsPerson() {
-			return PlanEnd{Record: rec, Result: p.Result}, nil
-		}
-		pc.answered()
-	}
 }
 
 // RecoverPlan runs an interrupted plan again from where it stood: its

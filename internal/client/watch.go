@@ -33,37 +33,100 @@ type Watcher interface {
 // query (the execution is not one of the session's) or its worker failed
 // to answer maxUnanswered times in a row, or with ctx's error.
 func (c *Client) Watch(ctx context.Context, ex Execution, w Watcher) (*contract.Result, error) {
-	after := 0
-	link := &link{w: w}
+	return follow(ctx, c, ex, w, "watch execution "+ex.ExecutionID, func(ctx context.Context, wt *watch) (*contract.Result, bool, error) {
+		p, err := wt.progress(ctx)
+		return p.Result, p.Result != nil, err
+	})
+}
+
+// follow is the loop of Watch, WatchJob and WatchPlan. Each turn it waits
+// for the pace, then runs turn, which asks axlrd through wt what the
+// watch follows and says whether the watch ends there: with its value
+// (true, nil error), or with its error as it is (true and an error). An
+// error with false is a query's: follow ends on a refusal or on a worker
+// that failed to answer maxUnanswered times in a row (unanswered.final),
+// naming the watch by what ("watch job 7"), and otherwise tells w once
+// that axlrd is lost and runs the turn again after RetryInterval. After a
+// turn that answered it tells w that axlrd is back, then hands it the
+// events the turn held (watch.progress).
+func follow[T any](ctx context.Context, c *Client, ex Execution, w Watcher, what string, turn func(context.Context, *watch) (T, bool, error)) (T, error) {
+	var none T
+	wt := &watch{c: c, ex: ex, link: link{w: w}}
 	var unanswered unanswered
 	pc := c.pace(ctx, ex.WorkflowID)
 	defer pc.stop()
 	for {
 		if err := pc.wait(ctx); err != nil {
-			return nil, err
+			return none, err
 		}
-		p, err := c.progress(ctx, ex, after)
-		if msg, end := unanswered.final(err); end {
-			return nil, fmt.Errorf("watch execution %s: %s", ex.ExecutionID, msg)
+		v, end, err := turn(ctx, wt)
+		if err != nil && end {
+			return none, err
+		}
+		if msg, final := unanswered.final(err); final {
+			return none, fmt.Errorf("%s: %s", what, msg)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return none, ctx.Err()
 			}
-			link.lost(err)
+			wt.lost(err)
 			pc.failed()
 			continue
 		}
-		link.back()
-		for _, ev := range p.Events {
-			w.Event(ev)
-		}
-		after = p.Next
-		if p.Result != nil {
-			return p.Result, nil
+		wt.back()
+		wt.hand()
+		if end {
+			return v, nil
 		}
 		pc.answered()
 	}
+}
+
+// watch is what follow keeps across a watch's turns: the execution, the
+// cursor of its events, the events asked for and not yet handed to w,
+// and whether w was told axlrd is lost.
+type watch struct {
+	link
+	c     *Client
+	ex    Execution
+	after int
+	held  []contract.Event
+}
+
+// progress asks the execution's progress after the last event asked for
+// and holds its events: follow hands them to w after the turn answered.
+func (wt *watch) progress(ctx context.Context) (workflows.Progress, error) {
+	p, err := wt.c.progress(ctx, wt.ex, wt.after)
+	if err != nil {
+		return workflows.Progress{}, err
+	}
+	wt.held = append(wt.held, p.Events...)
+	wt.after = p.Next
+	return p, nil
+}
+
+// record is the queries of a turn of a job's or a plan's watch: the
+// execution's progress, whose events it hands to w at once, before the
+// record is read and whatever that answers; then the record read gives
+// for the execution's id. done is the execution's result once its
+// workflow has finished.
+func record[R any](ctx context.Context, wt *watch, read func(context.Context, string) (R, error)) (rec R, done *contract.Result, err error) {
+	p, err := wt.progress(ctx)
+	wt.hand()
+	if err != nil {
+		return rec, nil, err
+	}
+	rec, err = read(ctx, wt.ex.ExecutionID)
+	return rec, p.Result, err
+}
+
+// hand hands w the events held.
+func (wt *watch) hand() {
+	for _, ev := range wt.held {
+		wt.w.Event(ev)
+	}
+	wt.held = nil
 }
 
 // answerFailed reports whether err is a query axlrd's worker failed to
@@ -149,15 +212,15 @@ type pace struct {
 func (c *Client) pace(ctx context.Context, workflowID string) *pace {
 	ctx, stop := context.WithCancel(ctx)
 	p := &pace{poll: c.poll, retry: c.retry, idle: c.idle, changed: make(chan struct{}, 1), stop: stop}
-	go p.follow(ctx, c.tc, workflowID)
+	go p.longPoll(ctx, c.tc, workflowID)
 	return p
 }
 
-// follow reads workflowID's history as it grows, marking each new event,
+// longPoll reads workflowID's history as it grows, marking each new event,
 // until ctx ends. The iterator ends with the run (continued as new, or
 // closed) or when axlrd does not answer; it starts again on the latest
 // run after RetryInterval, reading that run from its first event.
-func (p *pace) follow(ctx context.Context, tc HistoryReader, workflowID string) {
+func (p *pace) longPoll(ctx context.Context, tc HistoryReader, workflowID string) {
 	for ctx.Err() == nil {
 		it := tc.GetWorkflowHistory(ctx, workflowID, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {

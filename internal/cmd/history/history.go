@@ -140,7 +140,7 @@ func printLines(out io.Writer, t *client.Trajectory) {
 
 // columns are a step's columns after its time, tab-separated.
 func columns(s client.Step) string {
-	c := StepCells(s)
+	c := client.StepCells(s)
 	return strings.Join([]string{c.Step, tabless(c.Detail), c.Attempt, c.Took, tabless(c.Outcome)}, "\t")
 }
 

@@ -1,7 +1,7 @@
 // Package history is the TUI's history view (/history): the trajectory
 // of the session the TUI talks to, one line per step, oldest first, as
-// axlr-tui history prints it (internal/cmd/history's StepCells), with the
-// selected step's detail under them. Drawing never calls the client: the
+// axlr-tui history prints it (client.StepCells), with the selected step's
+// detail under them. Drawing never calls the client: the
 // trajectory comes from Refresh, a command that reads the workflow's
 // history once; the parent refreshes it when it opens the view, and r
 // reads it again. Esc is the parent's. The steps, their window and the
@@ -18,7 +18,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/underpass-ai/axlr/internal/client"
-	clihistory "github.com/underpass-ai/axlr/internal/cmd/history"
 	"github.com/underpass-ai/axlr/internal/tui/common"
 	"github.com/underpass-ai/axlr/internal/tui/list"
 )
@@ -109,13 +108,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// Column widths; the outcome takes what they leave.
-const (
-	offsetW = 11
-	stepW   = 30
-	tookW   = 8
-	fixedW  = 2 + offsetW + stepW + tookW
-)
+// columns are the view's; the outcome takes what the others leave.
+var columns = []list.Column{{Name: "AFTER", Width: 11}, {Name: "STEP", Width: 30, Gap: true}, {Name: "TOOK", Width: 8}, {Name: "OUTCOME"}}
 
 // keysHelp is the view's keys, on its last line.
 const keysHelp = "↑↓ PgUp PgDn Home End scroll  r reload  Esc back"
@@ -133,14 +127,12 @@ func (m Model) View() string {
 	if m.session == "" {
 		unread = "no session yet: a prompt starts one, /sessions picks one"
 	}
-	outcomeW := max(m.Width-fixedW, 0)
 	return m.List.View(list.Frame[client.Step]{
-		Title:  title,
-		Header: common.Fit("AFTER", offsetW) + common.Fit("STEP", stepW) + common.Fit("TOOK", tookW) + common.Fit("OUTCOME", outcomeW),
-		Row: func(st client.Step) string {
-			c := clihistory.StepCells(st)
-			return common.Fit(offset(st.Time.Sub(m.Rows()[0].Time)), offsetW) + common.Fit(c.Step, stepW-1) + " " +
-				common.Fit(c.Took, tookW) + common.Fit(common.OneLine(c.Outcome), outcomeW)
+		Title:   title,
+		Columns: columns,
+		Cells: func(st client.Step) []string {
+			c := client.StepCells(st)
+			return []string{offset(st.Time.Sub(m.Rows()[0].Time)), c.Step, c.Took, common.OneLine(c.Outcome)}
 		},
 		Empty:  "no steps yet",
 		Unread: unread,
@@ -152,7 +144,7 @@ func (m Model) View() string {
 // detail is the selected step's line under the table: its detail, its
 // attempt and its run.
 func detail(st client.Step) string {
-	c := clihistory.StepCells(st)
+	c := client.StepCells(st)
 	parts := []string{cmp.Or(common.OneLine(c.Detail), "-")}
 	if c.Attempt != "-" {
 		parts = append(parts, "attempt "+c.Attempt)

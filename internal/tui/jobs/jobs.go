@@ -63,12 +63,9 @@ type Options struct {
 	TUIPath string
 }
 
-// The questions the prompt asks: the reason of a denial, a new job's
-// brief.
-const (
-	denying = iota + 1
-	briefing
-)
+// denying is the question of a denial's reason; a new job's brief is
+// list.Briefing.
+const denying = 1
 
 // Model is the jobs panel.
 type Model struct {
@@ -84,6 +81,7 @@ func New(ctx context.Context, c Client, com common.Common, opts Options) Model {
 	rows := list.New(com, list.Options[jobs.Record]{
 		Name: "jobs", Read: func() ([]jobs.Record, error) { return c.Jobs(ctx) }, Every: RefreshInterval,
 		ID: func(r jobs.Record) string { return r.ID }, Created: func(r jobs.Record) time.Time { return r.Created }, Details: details,
+		Brief: &list.Prompt{Placeholder: "what fails, or #123 for an issue", Need: "a brief is needed: what fails, or #123; Esc cancels"},
 	})
 	return Model{List: rows, ctx: ctx, client: c, opts: opts, kind: jobs.Repair}
 }
@@ -99,29 +97,42 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.Status = pullRequestLine(msg.View)
 		return m, nil
 	case tea.KeyPressMsg:
-		if m.Editing() {
-			return m.updateInput(msg)
-		}
-		return m.updateKeys(msg)
+		return m.press(msg)
 	}
 	var cmd tea.Cmd
 	m.List, cmd = m.List.Update(msg)
 	return m, cmd
 }
 
-func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	var moved bool
-	if m.List, moved = m.Key(msg); moved {
+// press handles a key press: Tab turns a new job's kind while its brief is
+// asked; the list takes its own keys and the prompt's; the others act on
+// the selected job.
+func (m Model) press(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	if msg.String() == "tab" && m.Asking() == list.Briefing {
+		m.kind = map[jobs.Kind]jobs.Kind{jobs.Repair: jobs.Improve, jobs.Improve: jobs.Repair}[m.kind]
 		return m, nil
 	}
-	if msg.String() == "n" {
-		return m, m.Ask(briefing, "what fails, or #123 for an issue", "a brief is needed: what fails, or #123; Esc cancels")
+	var in list.Input[jobs.Record]
+	var cmd tea.Cmd
+	m.List, in, cmd = m.Press(msg)
+	switch {
+	case in.Answer.Question == list.Briefing:
+		kind := m.kind
+		return m, m.Act("started a "+kind.Noun(), func() error {
+			_, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: in.Answer.Text})
+			return err
+		})
+	case in.Answer.Question == denying:
+		return m, m.deny(in.Answer.Text)
+	case in.Key != "":
+		return m.act(in.Key, in.Row)
 	}
-	rec, ok := m.Selected()
-	if !ok {
-		return m, nil
-	}
-	switch msg.String() {
+	return m, cmd
+}
+
+// act is a key's action on job rec.
+func (m Model) act(key string, rec jobs.Record) (Model, tea.Cmd) {
+	switch key {
 	case "a":
 		if rec.Pending == nil {
 			m.Status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
@@ -134,7 +145,7 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.Status = fmt.Sprintf("nothing of %s waits for a decision", rec.ID)
 			return m, nil
 		}
-		return m, m.Ask(denying, "why", "a reason is needed: type why, or Esc cancels")
+		return m, m.AskReason(denying)
 	case "r":
 		return m, m.Act("recovered "+rec.ID, func() error { _, err := m.client.RecoverJob(m.ctx, rec.ID, m.opts.Model); return err })
 	case "i":
@@ -161,77 +172,53 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) updateInput(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if msg.String() == "tab" && m.Asking() == briefing {
-		m.kind = map[jobs.Kind]jobs.Kind{jobs.Repair: jobs.Improve, jobs.Improve: jobs.Repair}[m.kind]
-		return m, nil
+// deny sends the denial of the selected job's wait, for reason.
+func (m Model) deny(reason string) tea.Cmd {
+	rec, ok := m.Selected()
+	if !ok || rec.Pending == nil {
+		return nil
 	}
-	var ans list.Answer
-	var cmd tea.Cmd
-	m.List, ans, cmd = m.Type(msg)
-	switch ans.Question {
-	case briefing:
-		kind := m.kind
-		return m, m.Act("started a "+kind.Noun(), func() error {
-			_, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: ans.Text})
-			return err
-		})
-	case denying:
-		rec, ok := m.Selected()
-		if !ok || rec.Pending == nil {
-			return m, nil
-		}
-		verb := "denied"
-		if rec.Pending.Kind == jobs.PendingMerge {
-			verb = "declined"
-		}
-		return m, m.decide(workflows.JobDecision{Job: rec.ID, Kind: rec.Pending.Kind, Reason: ans.Text}, verb+" "+string(rec.Pending.Kind)+" of "+rec.ID)
+	verb := "denied"
+	if rec.Pending.Kind == jobs.PendingMerge {
+		verb = "declined"
 	}
-	return m, cmd
+	return m.decide(workflows.JobDecision{Job: rec.ID, Kind: rec.Pending.Kind, Reason: reason}, verb+" "+string(rec.Pending.Kind)+" of "+rec.ID)
 }
 
 func (m Model) decide(dec workflows.JobDecision, done string) tea.Cmd {
 	return m.Act(done, func() error { _, err := m.client.DecideJob(m.ctx, dec); return err })
 }
 
-// Column widths at any width: the check takes what the others leave.
-const (
-	kindW   = 8
-	statusW = 18
-	stepW   = 14
-	sessW   = 5
-	prW     = 5
-	fixedW  = 2 + kindW + statusW + stepW + sessW + prW
-)
+// columns are the panel's: the id takes three fifths of what the fixed
+// ones leave (10 to 32 cells), the check the rest.
+var columns = []list.Column{
+	{Name: "KIND", Width: 8},
+	{Name: "ID", Grow: func(left int) int { return min(max(left*3/5, 10), 32) }, Gap: true},
+	{Name: "STATUS", Width: 18},
+	{Name: "STEP", Width: 14},
+	{Name: "SESS", Width: 5},
+	{Name: "PR", Width: 5},
+	{Name: "CHECK"},
+}
 
 // keysHelp is the panel's keys, on its last line.
 const keysHelp = "↑↓ ⏎ details  a approve  d deny  r recover  i install  m queue  g PR  n new"
 
 // View draws the panel in its Width×Height.
 func (m Model) View() string {
-	active := 0
-	for _, r := range m.Rows() {
-		if r.Active() {
-			active++
-		}
-	}
-	idW := min(max((m.Width-fixedW)*3/5, 10), 32)
-	checkW := max(m.Width-fixedW-idW, 0)
 	ask := "reason (Enter sends, Esc cancels): "
-	if m.Asking() == briefing {
+	if m.Asking() == list.Briefing {
 		ask = "new " + m.kind.Noun() + " (Tab: repair/improvement): "
 	}
 	return m.List.View(list.Frame[jobs.Record]{
-		Title: fmt.Sprintf("Jobs · %d/%d active", active, m.opts.MaxActive),
-		Header: common.Fit("KIND", kindW) + common.Fit("ID", idW) + common.Fit("STATUS", statusW) +
-			common.Fit("STEP", stepW) + common.Fit("SESS", sessW) + common.Fit("PR", prW) + "CHECK",
-		Row: func(r jobs.Record) string {
+		Title:   fmt.Sprintf("Jobs · %d/%d active", m.Count(jobs.Record.Active), m.opts.MaxActive),
+		Columns: columns,
+		Cells: func(r jobs.Record) []string {
 			pr := "-"
 			if r.PullRequest > 0 {
 				pr = fmt.Sprintf("#%d", r.PullRequest)
 			}
-			return common.Fit(string(r.Kind), kindW) + common.Fit(r.ID, idW-1) + " " + common.Fit(string(r.Status), statusW) +
-				common.Fit(r.StepText(), stepW) + common.Fit(fmt.Sprint(len(r.Sessions)), sessW) + common.Fit(pr, prW) + common.Fit(check(r.Check), checkW)
+			return []string{string(r.Kind), r.ID, string(r.Status), r.StepText(), fmt.Sprint(len(r.Sessions)), pr, check(r.Check)}
 		},
 		Empty: "no jobs yet: n starts one",
 		Ask:   ask,

@@ -3,9 +3,10 @@
 // as read; the selection, which follows its row across a refresh, or the
 // last row as a log grows; the window of rows that fits the height; the
 // selected row's details on Enter; the frame a list is drawn in (title,
-// column names, rows, details, a status line, and the keys or the prompt on
-// the last line); the refreshes, one timed refresh at a time, or none; and
-// the prompt a reason or a brief is typed on.
+// columns, rows, details, a status line, and the keys or the prompt on the
+// last line); the refreshes, one timed refresh at a time, or none; the
+// prompt a reason or a brief is typed on; and the keys a panel acts on the
+// selected row with, once the list took its own (Press).
 //
 // It does no I/O: Refresh is a command that calls the panel's Read, and
 // Act one that runs the panel's action. R, the rows' type, also tells two
@@ -65,7 +66,20 @@ type Options[R any] struct {
 	// Details are a row's lines under the rows while Enter holds them
 	// open (nil: Enter is not the list's key).
 	Details func(R) []string
+	// Brief, when set, is what n asks in Press: a new row's brief, the
+	// question Briefing (nil: n is the panel's key).
+	Brief *Prompt
 }
+
+// Prompt is a question's words: the placeholder shown until something is
+// typed, and what an Enter on nothing says.
+type Prompt struct {
+	Placeholder, Need string
+}
+
+// Briefing is the question Options.Brief asks; a panel numbers its own
+// questions from 1.
+const Briefing = -1
 
 // List is a panel's rows; the panel embeds it.
 type List[R any] struct {
@@ -269,14 +283,19 @@ func (l List[R]) details() []string {
 	return lines
 }
 
-// Ask asks question q (1 or more; the panel names its questions) on the
-// last line, with placeholder shown until something is typed, and clears
-// the status line; need is what an Enter on nothing says there.
+// Ask asks question q (not 0: a panel numbers its own from 1, Briefing is
+// n's) on the last line, with placeholder shown until something is typed,
+// and clears the status line; need is what an Enter on nothing says there.
 func (l *List[R]) Ask(q int, placeholder, need string) tea.Cmd {
 	l.asking, l.need, l.Status = q, need, ""
 	l.prompt.Reset()
 	l.prompt.Placeholder = placeholder
 	return l.prompt.Focus()
+}
+
+// AskReason asks question q for the reason of a refusal, on the prompt.
+func (l *List[R]) AskReason(q int) tea.Cmd {
+	return l.Ask(q, "why", "a reason is needed: type why, or Esc cancels")
 }
 
 // Asking is the question the prompt asks, 0 when none is.
@@ -318,12 +337,116 @@ func (l List[R]) Type(msg tea.KeyPressMsg) (List[R], Answer, tea.Cmd) {
 	return l, Answer{}, cmd
 }
 
+// Input is what a key press gives the panel once the list took its own
+// part of it (Press): a key of the panel's, pressed on Row, or the
+// prompt's answer. Both are empty when the list took the key whole.
+type Input[R any] struct {
+	Key    string
+	Row    R
+	Answer Answer
+}
+
+// Press takes a key press for a panel that acts on its rows: while the
+// prompt asks, it types into it (Type) and gives its answer; otherwise it
+// takes the keys that move the selection or open its details (Key) and n,
+// which asks Options.Brief. Another key is the panel's, pressed on the
+// selected row; without one the key does nothing.
+func (l List[R]) Press(msg tea.KeyPressMsg) (List[R], Input[R], tea.Cmd) {
+	if l.Editing() {
+		l, ans, cmd := l.Type(msg)
+		return l, Input[R]{Answer: ans}, cmd
+	}
+	if l, moved := l.Key(msg); moved {
+		return l, Input[R]{}, nil
+	}
+	if b := l.opts.Brief; b != nil && msg.String() == "n" {
+		cmd := l.Ask(Briefing, b.Placeholder, b.Need)
+		return l, Input[R]{}, cmd
+	}
+	r, ok := l.Selected()
+	if !ok {
+		return l, Input[R]{}, nil
+	}
+	return l, Input[R]{Key: msg.String(), Row: r}, nil
+}
+
+// Count is how many rows f holds for: a title's "3 active".
+func (l List[R]) Count(f func(R) bool) int {
+	n := 0
+	for _, r := range l.rows {
+		if f(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// Column is one of a list's columns: its name on the second line and its
+// width. One column at the most has neither Width nor Grow: it takes what
+// the others leave.
+type Column struct {
+	Name string
+	// Width is the column's width in cells.
+	Width int
+	// Grow, when set, gives the width (Width is not read) from what the
+	// columns with a Width and the two cells of the selection mark leave:
+	// an id's share.
+	Grow func(left int) int
+	// Gap cuts the column's cells a cell short, so that a value as wide
+	// as the column keeps a space before the next.
+	Gap bool
+}
+
+// widths are the columns' widths at the list's width.
+func (l List[R]) widths(cols []Column) []int {
+	left := l.Width - 2
+	for _, c := range cols {
+		if c.Grow == nil {
+			left -= c.Width
+		}
+	}
+	w := make([]int, len(cols))
+	rest := left
+	for i, c := range cols {
+		w[i] = c.Width
+		if c.Grow != nil {
+			w[i] = c.Grow(left)
+			rest -= w[i]
+		}
+	}
+	for i, c := range cols {
+		if c.Width == 0 && c.Grow == nil {
+			w[i] = max(rest, 0)
+		}
+	}
+	return w
+}
+
+// join fits each cell to its column and joins them.
+func join(cells []string, cols []Column, widths []int) string {
+	var b strings.Builder
+	for i, c := range cols {
+		cell := ""
+		if i < len(cells) {
+			cell = cells[i]
+		}
+		if c.Gap {
+			b.WriteString(common.Fit(cell, widths[i]-1) + " ")
+		} else {
+			b.WriteString(common.Fit(cell, widths[i]))
+		}
+	}
+	return b.String()
+}
+
 // Frame is what a panel draws around its rows, at each View.
 type Frame[R any] struct {
-	// Title is the first line, Header the column names on the second.
-	Title, Header string
-	// Row draws a row after the two cells of the selection mark.
-	Row func(R) string
+	// Title is the first line; the columns' names are the second.
+	Title   string
+	Columns []Column
+	// Cells are a row's cells, one a column, drawn after the two cells of
+	// the selection mark.
+	Cells func(R) []string
 	// Empty is said when a read found no rows: "no jobs yet: n starts one".
 	Empty string
 	// Unread is said until the first answer (default: "asking axlrd…"),
@@ -343,13 +466,19 @@ type Frame[R any] struct {
 // status line and the prompt or the keys.
 func (l List[R]) View(f Frame[R]) string {
 	s := l.Styles
+	widths := l.widths(f.Columns)
+	names := make([]string, len(f.Columns))
+	for i, c := range f.Columns {
+		names[i] = c.Name
+	}
+	row := func(r R) string { return join(f.Cells(r), f.Columns, widths) }
 	var b strings.Builder
 	line := func(text string) {
 		b.WriteString(text)
 		b.WriteByte('\n')
 	}
 	line(s.Title.Render(common.Fit(f.Title, l.Width)))
-	line(s.Dim.Render(common.Fit("  "+f.Header, l.Width)))
+	line(s.Dim.Render(common.Fit("  "+join(names, f.Columns, widths), l.Width)))
 	lines := 2
 	if !l.loaded && l.failed == "" {
 		line(common.Fit("  "+cmp.Or(f.Unread, "asking axlrd…"), l.Width))
@@ -363,9 +492,9 @@ func (l List[R]) View(f Frame[R]) string {
 		// A panel's columns have their own widths: on a screen narrower
 		// than them the row is cut, not drawn past the edge.
 		if i == l.sel {
-			line(s.Selected.Render(common.Fit("> "+f.Row(l.rows[i]), l.Width)))
+			line(s.Selected.Render(common.Fit("> "+row(l.rows[i]), l.Width)))
 		} else {
-			line(common.Fit("  "+f.Row(l.rows[i]), l.Width))
+			line(common.Fit("  "+row(l.rows[i]), l.Width))
 		}
 		lines++
 	}

@@ -72,7 +72,7 @@ func loadedList(t *testing.T, r *reader, width, height int) List[row] {
 }
 
 // frame draws rows at 40 columns.
-var frame = Frame[row]{Title: "Rows", Header: "ID", Row: func(r row) string { return common.Fit(r.id, 38) },
+var frame = Frame[row]{Title: "Rows", Columns: []Column{{Name: "ID"}}, Cells: func(r row) []string { return []string{r.id} },
 	Empty: "no rows yet", Ask: "why: ", Keys: "↑↓ move"}
 
 // visible are the ids of the rows drawn, the selected one marked.
@@ -298,7 +298,7 @@ func TestView(t *testing.T) {
 // edge, the selected one too.
 func TestViewNarrow(t *testing.T) {
 	wide := frame
-	wide.Row = func(r row) string { return common.Fit(r.id, 60) }
+	wide.Columns = []Column{{Name: "ID", Width: 60}}
 	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
 	for i, line := range strings.Split(l.View(wide), "\n") {
 		if w := ansi.StringWidth(line); w != 40 {
@@ -423,5 +423,78 @@ func TestDetailsWrap(t *testing.T) {
 	}
 	if strings.Join(got, " ") != reason || len(got) < 2 || strings.Contains(view, "…") {
 		t.Errorf("details %q, want %q wrapped:\n%s", got, reason, view)
+	}
+}
+
+// TestColumns: the fixed columns keep their width, a growing one takes
+// its share of what they leave, the last the rest; a gap keeps a cell
+// that fills its column apart from the next.
+func TestColumns(t *testing.T) {
+	cols := []Column{{Name: "N", Width: 4}, {Name: "ID", Grow: func(left int) int { return left / 2 }, Gap: true}, {Name: "REST"}}
+	l := New(common.New(40, 10, false), Options[row]{Name: "rows", ID: func(r row) string { return r.id }})
+	if got := l.widths(cols); !reflect.DeepEqual(got, []int{4, 17, 17}) {
+		t.Errorf("widths at 40 %v, want [4 17 17]", got)
+	}
+	l, _ = l.Update(Records[row]{Records: []row{{id: "an-id-longer-than-its-column"}}})
+	f := Frame[row]{Title: "Rows", Columns: cols, Cells: func(r row) []string { return []string{"1234567", r.id, "the rest of it, cut at the edge"} }}
+	lines := strings.Split(l.View(f), "\n")
+	if want := "  N   ID               REST             "; lines[1] != want {
+		t.Errorf("column names %q, want %q", lines[1], want)
+	}
+	if want := "> 123…an-id-longer-th… the rest of it, …"; lines[2] != want {
+		t.Errorf("row %q, want %q", lines[2], want)
+	}
+	l.SetSize(8, 10)
+	if got := l.widths(cols); !reflect.DeepEqual(got, []int{4, 1, 1}) {
+		t.Errorf("widths at 8 %v, want [4 1 1]", got)
+	}
+}
+
+// TestPress: the list takes its keys and n's brief; the prompt's answer
+// and the other keys on the selected row are the panel's.
+func TestPress(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(3)}, 40, 10)
+	press := func(k string) Input[row] {
+		t.Helper()
+		var in Input[row]
+		l, in, _ = l.Press(tuitest.Key(k))
+		return in
+	}
+	if in := press("down"); in != (Input[row]{}) {
+		t.Errorf("a move gave the panel %+v", in)
+	}
+	if in := press("a"); in.Key != "a" || in.Row.id != "r01" {
+		t.Errorf("a on r01 gave %+v", in)
+	}
+	if in := press("n"); in.Key != "n" || l.Editing() {
+		t.Errorf("n without Brief gave %+v, editing %v", in, l.Editing())
+	}
+	l = New(common.New(40, 10, false), Options[row]{Name: "rows", Brief: &Prompt{Placeholder: "what to do", Need: "a brief is needed"}})
+	if in := press("a"); in != (Input[row]{}) {
+		t.Errorf("a without a row gave %+v", in)
+	}
+	var cmd tea.Cmd
+	if l, _, cmd = l.Press(tuitest.Key("n")); cmd == nil || l.Asking() != Briefing {
+		t.Fatalf("n asks %d, focus %v", l.Asking(), cmd != nil)
+	}
+	if press("enter"); l.Status != "a brief is needed" {
+		t.Errorf("Enter on nothing: status %q", l.Status)
+	}
+	for _, k := range []string{"a", "d", "d"} {
+		press(k)
+	}
+	if in := press("enter"); in.Answer != (Answer{Question: Briefing, Text: "add"}) || in.Key != "" || l.Editing() {
+		t.Errorf("the brief's answer %+v, editing %v", in, l.Editing())
+	}
+	l.AskReason(1)
+	if press("enter"); l.Asking() != 1 || l.Status != "a reason is needed: type why, or Esc cancels" {
+		t.Errorf("a reason's Enter on nothing: asking %d, status %q", l.Asking(), l.Status)
+	}
+}
+
+func TestCount(t *testing.T) {
+	l := loadedList(t, &reader{rows: rows(12)}, 40, 10)
+	if n := l.Count(func(r row) bool { return strings.HasPrefix(r.id, "r0") }); n != 10 {
+		t.Errorf("count %d, want 10", n)
 	}
 }

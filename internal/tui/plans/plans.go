@@ -48,12 +48,9 @@ type Options struct {
 	Model string
 }
 
-// The questions the prompt asks: the reason of m.verdict, a new plan's
-// brief.
-const (
-	refusing = iota + 1
-	briefing
-)
+// refusing is the question of m.verdict's reason; a new plan's brief is
+// list.Briefing.
+const refusing = 1
 
 // Model is the plans panel.
 type Model struct {
@@ -70,61 +67,39 @@ func New(ctx context.Context, c Client, com common.Common, opts Options) Model {
 	rows := list.New(com, list.Options[plans.Record]{
 		Name: "plans", Read: func() ([]plans.Record, error) { return c.Plans(ctx) }, Every: RefreshInterval,
 		ID: func(r plans.Record) string { return r.ID }, Created: func(r plans.Record) time.Time { return r.Created }, Details: details,
+		Brief: &list.Prompt{Placeholder: "what the plan is to do", Need: "a brief is needed: what the plan is to do; Esc cancels"},
 	})
 	return Model{List: rows, ctx: ctx, client: c, opts: opts}
 }
 
 // Update handles the panel's keys and the client's answers.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyPressMsg); ok {
-		if m.Editing() {
-			return m.updateInput(k)
-		}
-		return m.updateKeys(k)
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		var cmd tea.Cmd
+		m.List, cmd = m.List.Update(msg)
+		return m, cmd
 	}
+	var in list.Input[plans.Record]
 	var cmd tea.Cmd
-	m.List, cmd = m.List.Update(msg)
+	m.List, in, cmd = m.Press(k)
+	switch {
+	case in.Answer.Question == list.Briefing:
+		launch := client.PlanLaunch{Brief: in.Answer.Text, Root: m.opts.Root, Model: m.opts.Model}
+		return m, m.Act("started a plan", func() error { _, err := m.client.LaunchPlan(m.ctx, launch); return err })
+	case in.Answer.Question == refusing:
+		return m.refuse(in.Answer.Text)
+	case in.Key != "":
+		return m.act(in.Key, in.Row)
+	}
 	return m, cmd
 }
 
-func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	var moved bool
-	if m.List, moved = m.Key(msg); moved {
-		return m, nil
-	}
-	if msg.String() == "n" {
-		return m, m.Ask(briefing, "what the plan is to do", "a brief is needed: what the plan is to do; Esc cancels")
-	}
-	rec, ok := m.Selected()
-	if !ok {
-		return m, nil
-	}
-	switch msg.String() {
-	case "a":
-		req, err := card.ForPlan(rec)
-		if err != nil {
-			m.Status = err.Error()
-			return m, nil
-		}
-		return m, m.decide(card.DecisionMsg{Request: req, Verdict: card.Approve})
-	case "d", "x":
-		req, err := card.ForPlan(rec)
-		if err != nil {
-			m.Status = err.Error()
-			return m, nil
-		}
-		m.verdict, m.verb = card.Deny, "deny"
-		if req.Subject == card.Plan {
-			m.verb = "return"
-		}
-		if msg.String() == "x" {
-			if req.Subject != card.Plan {
-				m.Status = fmt.Sprintf("plan %s waits for its commands: d denies them, x declines only its card", rec.ID)
-				return m, nil
-			}
-			m.verdict, m.verb = card.Decline, "decline"
-		}
-		return m, m.Ask(refusing, "why", "a reason is needed: type why, or Esc cancels")
+// act is a key's action on plan rec.
+func (m Model) act(key string, rec plans.Record) (Model, tea.Cmd) {
+	switch key {
+	case "a", "d", "x":
+		return m.judge(key, rec)
 	case "r":
 		if rec.Status != plans.Interrupted {
 			m.Status = fmt.Sprintf("plan %s is %s: only an interrupted plan is recovered", rec.ID, rec.Status)
@@ -135,27 +110,44 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) updateInput(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	var ans list.Answer
-	var cmd tea.Cmd
-	m.List, ans, cmd = m.Type(msg)
-	switch ans.Question {
-	case briefing:
-		in := client.PlanLaunch{Brief: ans.Text, Root: m.opts.Root, Model: m.opts.Model}
-		return m, m.Act("started a plan", func() error { _, err := m.client.LaunchPlan(m.ctx, in); return err })
-	case refusing:
-		rec, ok := m.Selected()
-		if !ok {
-			return m, nil
-		}
-		req, err := card.ForPlan(rec)
-		if err != nil {
-			m.Status = err.Error()
-			return m, nil
-		}
-		return m, m.decide(card.DecisionMsg{Request: req, Verdict: m.verdict, Reason: ans.Text})
+// judge acts on the card rec waits on: a approves it; d denies it (a
+// plan's: returns it) and x declines a plan's, each asking why first.
+func (m Model) judge(key string, rec plans.Record) (Model, tea.Cmd) {
+	req, err := card.ForPlan(rec)
+	if err != nil {
+		m.Status = err.Error()
+		return m, nil
 	}
-	return m, cmd
+	switch key {
+	case "a":
+		return m, m.decide(card.DecisionMsg{Request: req, Verdict: card.Approve})
+	case "x":
+		if req.Subject != card.Plan {
+			m.Status = fmt.Sprintf("plan %s waits for its commands: d denies them, x declines only its card", rec.ID)
+			return m, nil
+		}
+		m.verdict, m.verb = card.Decline, "decline"
+	default:
+		m.verdict, m.verb = card.Deny, "deny"
+		if req.Subject == card.Plan {
+			m.verb = "return"
+		}
+	}
+	return m, m.AskReason(refusing)
+}
+
+// refuse sends m.verdict on the selected plan's wait, for reason.
+func (m Model) refuse(reason string) (Model, tea.Cmd) {
+	rec, ok := m.Selected()
+	if !ok {
+		return m, nil
+	}
+	req, err := card.ForPlan(rec)
+	if err != nil {
+		m.Status = err.Error()
+		return m, nil
+	}
+	return m, m.decide(card.DecisionMsg{Request: req, Verdict: m.verdict, Reason: reason})
 }
 
 // decide sends the decision a card would on the plan's wait.
@@ -171,45 +163,36 @@ var past = map[string]string{
 	workflows.PlanReturn: "returned", workflows.PlanDecline: "declined",
 }
 
-// Column widths at any width: the brief takes what the others leave.
-const (
-	statusW = 18
-	tasksW  = 7
-	wavesW  = 6
-	fixedW  = 2 + statusW + tasksW + wavesW
-)
+// columns are the panel's: the id takes half of what the fixed ones
+// leave (10 to 32 cells), the brief the rest.
+var columns = []list.Column{
+	{Name: "ID", Grow: func(left int) int { return min(max(left/2, 10), 32) }, Gap: true},
+	{Name: "STATUS", Width: 18},
+	{Name: "TASKS", Width: 7},
+	{Name: "WAVES", Width: 6},
+	{Name: "BRIEF"},
+}
 
 // keysHelp is the panel's keys, on its last line.
 const keysHelp = "↑↓ ⏎ details  a approve  d deny/return  x decline  r recover  n new"
 
 // View draws the panel in its Width×Height.
 func (m Model) View() string {
-	waiting := 0
-	for _, r := range m.Rows() {
-		if r.NeedsPerson() {
-			waiting++
-		}
-	}
-	idW := min(max((m.Width-fixedW)/2, 10), 32)
-	briefW := max(m.Width-fixedW-idW, 0)
 	ask := m.verb + ", reason (Enter sends, Esc cancels): "
-	if m.Asking() == briefing {
+	if m.Asking() == list.Briefing {
 		ask = "new plan in " + common.Or(m.opts.Root, "axlrd's workspace") + ": "
 	}
 	return m.List.View(list.Frame[plans.Record]{
-		Title: fmt.Sprintf("Plans · %d wait for you", waiting),
-		Header: common.Fit("ID", idW) + common.Fit("STATUS", statusW) +
-			common.Fit("TASKS", tasksW) + common.Fit("WAVES", wavesW) + "BRIEF",
-		Row: func(r plans.Record) string {
+		Title:   fmt.Sprintf("Plans · %d wait for you", m.Count(plans.Record.NeedsPerson)),
+		Columns: columns,
+		Cells: func(r plans.Record) []string {
 			done := 0
 			for _, t := range r.Tasks {
 				if t.Status == plans.TaskDone {
 					done++
 				}
 			}
-			return common.Fit(r.ID, idW-1) + " " + common.Fit(string(r.Status), statusW) +
-				common.Fit(fmt.Sprintf("%d/%d", done, len(r.Tasks)), tasksW) + common.Fit(fmt.Sprint(r.Waves), wavesW) +
-				common.Fit(common.OneLine(r.Brief), briefW)
+			return []string{r.ID, string(r.Status), fmt.Sprintf("%d/%d", done, len(r.Tasks)), fmt.Sprint(r.Waves), common.OneLine(r.Brief)}
 		},
 		Empty: "no plans yet: n starts one",
 		Ask:   ask,

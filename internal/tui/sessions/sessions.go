@@ -106,11 +106,8 @@ func (m Model) updateKeys(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m, func() tea.Msg { return PickedMsg{SessionID: s.SessionID} }
 }
 
-// Column widths; the status takes what they leave.
-const (
-	idW   = 10
-	timeW = 18
-)
+// columns are the picker's; the status takes what the others leave.
+var columns = []list.Column{{Name: "SESSION", Width: 10}, {Name: "STARTED", Width: 18}, {Name: "UPDATED", Width: 18}, {Name: "STATUS"}}
 
 // timeLayout is the started and updated columns' layout.
 const timeLayout = "2006-01-02 15:04"
@@ -124,13 +121,11 @@ func (m Model) View() string {
 	if m.Loaded() {
 		title += fmt.Sprintf(" · %d on this host", len(m.Rows()))
 	}
-	statusW := max(m.Width-2-idW-2*timeW, 0)
 	return m.List.View(list.Frame[client.SessionSummary]{
-		Title:  title,
-		Header: common.Fit("SESSION", idW) + common.Fit("STARTED", timeW) + common.Fit("UPDATED", timeW) + common.Fit("STATUS", statusW),
-		Row: func(r client.SessionSummary) string {
-			return common.Fit(short(r.SessionID), idW) + common.Fit(r.Started.In(m.loc).Format(timeLayout), timeW) +
-				common.Fit(r.Updated.In(m.loc).Format(timeLayout), timeW) + common.Fit(r.Status, statusW)
+		Title:   title,
+		Columns: columns,
+		Cells: func(r client.SessionSummary) []string {
+			return []string{short(r.SessionID), r.Started.In(m.loc).Format(timeLayout), r.Updated.In(m.loc).Format(timeLayout), r.Status}
 		},
 		Empty: "no sessions on this host yet: a prompt starts one",
 		Hint:  func(r client.SessionSummary) string { return "session " + r.SessionID },

@@ -1,16 +1,14 @@
-package history
+package client
 
 import (
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/underpass-ai/axlr/internal/client"
-	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 )
 
-// Cells are a step's cells after its time, as history prints them and
-// the TUI's history view draws them. They may hold tabs and newlines
-// (a prompt's text): each printer keeps them on its own line.
+// Cells are a step's cells after its time, as axlr-tui history prints
+// them and the TUI's history view draws them. They may hold tabs and
+// newlines (a prompt's text): each printer keeps them on its own line.
 type Cells struct {
 	// Step is the kind and the name: "activity ModelRequest".
 	Step   string
@@ -25,7 +23,7 @@ type Cells struct {
 }
 
 // StepCells returns a step's cells.
-func StepCells(s client.Step) Cells {
+func StepCells(s Step) Cells {
 	c := Cells{Step: s.Kind + " " + s.Name, Detail: s.Detail, Attempt: "-", Took: "-", Outcome: s.Outcome}
 	if s.Attempt > 0 {
 		c.Attempt = fmt.Sprint(s.Attempt)
@@ -34,7 +32,8 @@ func StepCells(s client.Step) Cells {
 		c.Took = time.Duration(*s.Duration).Round(time.Millisecond).String()
 	}
 	if s.Error != "" {
-		c.Outcome += ": " + cmdutil.OneLine(s.Error)
+		first, _, _ := strings.Cut(s.Error, "\n")
+		c.Outcome += ": " + first
 	}
 	return c
 }
