@@ -52,15 +52,10 @@ const evCheck = "check.result"
 // Start publishes the mode's pinned definition, refuses one whose digest
 // differs from its pin, opens the instance and claims its first step.
 func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (workflows.CeremonyStartResult, error) {
-	def, ok := ceremonies.ForMode(in.Mode)
-	if in.Job {
-		def, ok = ceremonies.ForJob(in.Mode)
-	}
-	if in.Plan {
-		def, ok = ceremonies.ForPlan(in.Mode)
-	}
+	def, ok := ceremonies.Lookup(in.Definition, in.Version)
 	if !ok {
-		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError("no ceremony runs in mode "+in.Mode, workflows.ErrTypeBadRequest, nil)
+		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("no pinned ceremony %s %s", in.Definition, in.Version), workflows.ErrTypeBadRequest, nil)
 	}
 	parsed, err := PublishPinned(ctx, a.Made, def)
 	if err != nil {

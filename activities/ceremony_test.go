@@ -103,7 +103,7 @@ func TestCancelAndUnresolvedClaim(t *testing.T) {
 	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
 	start := func(id string) workflows.CeremonyStartResult {
 		t.Helper()
-		res, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "debug", InstanceID: id, SessionID: "s-1",
+		res, err := a.Start(ctx, workflows.CeremonyStartInput{Definition: "axlr_debug", Version: "2.1", InstanceID: id, SessionID: "s-1",
 			Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app"}})
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestCompleteFoundDone(t *testing.T) {
 	defer eng.Close()
 	ctx := context.Background()
 	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
-	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "debug", InstanceID: "done-1", SessionID: "s-1",
+	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Definition: "axlr_debug", Version: "2.1", InstanceID: "done-1", SessionID: "s-1",
 		Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestClaimRounds(t *testing.T) {
 	ctx := context.Background()
 	a := &Ceremony{Made: eng, Owner: "axlrd-test"}
 	const id = "rounds-1"
-	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Mode: "repair", Job: true, InstanceID: id, SessionID: "s-1",
+	if _, err := a.Start(ctx, workflows.CeremonyStartInput{Definition: "axlr_repair", Version: "1.0", InstanceID: id, SessionID: "s-1",
 		Context: map[string]any{"failure_brief": "TestParse fails", "workspace": "/work/app", "repository": "acme/app"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -93,6 +93,15 @@ func Cancellable(name, version string) bool {
 	return slices.ContainsFunc(definitions, func(d Definition) bool { return d.Name == name && d.Version == version && d.Cancel })
 }
 
+// Lookup returns the pinned definition of a name and version.
+func Lookup(name, version string) (Definition, bool) {
+	i := slices.IndexFunc(definitions, func(d Definition) bool { return d.Name == name && d.Version == version })
+	if i < 0 {
+		return Definition{}, false
+	}
+	return definitions[i], true
+}
+
 // All returns the pinned definitions, the superseded ones included.
 func All() []Definition { return slices.Clone(definitions) }
 

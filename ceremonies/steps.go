@@ -79,6 +79,51 @@ func (c Check) Holds(exit int, output string) bool {
 	return true
 }
 
+// Hosted reports whether the check is its ceremony's host's to run, not
+// the driver's: a plan task's red and green, which the task's worker
+// checks against the task's files.
+func (c Check) Hosted() bool { return c == CheckRed || c == CheckGreen }
+
+// Judgement is what one run of a step's check means for the step.
+type Judgement struct {
+	// Holds is the step's outcome.
+	Holds bool
+	// Settles: the check settles the step (reproduce, missing), and the
+	// step records settled as Holds.
+	Settles bool
+	// Feedback tells the model what the run showed when the step is not
+	// done; empty when it is.
+	Feedback string
+}
+
+// Judge judges a run of the check that exited with exit and printed
+// output (its tail). It is pure: the driver calls it from workflow code.
+// A check that records rather than judges (baseline, revision, none)
+// holds.
+func (c Check) Judge(exit int, output string) Judgement {
+	holds := c.Holds(exit, output)
+	j := Judgement{Holds: holds, Settles: c == CheckReproduce || c == CheckMissing}
+	switch {
+	case holds:
+	case c == CheckReproduce:
+		j.Feedback = fmt.Sprintf("The command exited %d: the failure is not reproduced. ", exit)
+	case c == CheckMissing:
+		j.Feedback = fmt.Sprintf("The command exited %d and ran tests: the improvement is not missing. Hand back a check that fails until the improvement is built. ", exit)
+	case exit != 0:
+		j.Feedback = fmt.Sprintf("The command exited %d: the step is not done. ", exit)
+	case c == CheckPresent:
+		j.Feedback = "The command passed but ran no test ([no tests to run]): add the test the brief's check names. "
+	}
+	return j
+}
+
+// ReadRevision reads the output of the revision check (CheckRevision):
+// HEAD on the first line, then git status --porcelain.
+func ReadRevision(output string) (head, dirty string) {
+	head, dirty, _ = strings.Cut(output, "\n")
+	return strings.TrimSpace(head), dirty
+}
+
 // NoTestsRun reports whether output is a go test run that matched no
 // test: a package reports [no tests to run] and none reports a run (an
 // "ok" line without that mark; a package without test files prints "?").

@@ -663,3 +663,72 @@ func TestCheckCommandString(t *testing.T) {
 		}
 	}
 }
+
+// TestJudge pins what a run of each check means for its step: the
+// outcome, whether it settles the step, and what the model is told.
+func TestJudge(t *testing.T) {
+	const noTests = "ok  \tcalc\t0.1s [no tests to run]\n"
+	tests := []struct {
+		name     string
+		check    Check
+		exit     int
+		output   string
+		want     bool
+		settles  bool
+		feedback string
+	}{
+		{"reproduced", CheckReproduce, 1, "FAIL", true, true, ""},
+		{"not reproduced", CheckReproduce, 0, "ok", false, true, "The command exited 0: the failure is not reproduced. "},
+		{"baseline records any exit", CheckBaseline, 3, "", true, false, ""},
+		{"rerun passes", CheckRerun, 0, "ok", true, false, ""},
+		{"rerun fails", CheckRerun, 2, "FAIL", false, false, "The command exited 2: the step is not done. "},
+		{"missing fails", CheckMissing, 1, "FAIL", true, true, ""},
+		{"missing runs no test", CheckMissing, 0, noTests, true, true, ""},
+		{"missing already passes", CheckMissing, 0, "ok  \tcalc\t0.1s\n", false, true,
+			"The command exited 0 and ran tests: the improvement is not missing. Hand back a check that fails until the improvement is built. "},
+		{"present passes", CheckPresent, 0, "ok  \tcalc\t0.1s\n", true, false, ""},
+		{"present fails", CheckPresent, 1, "FAIL", false, false, "The command exited 1: the step is not done. "},
+		{"present runs no test", CheckPresent, 0, noTests, false, false,
+			"The command passed but ran no test ([no tests to run]): add the test the brief's check names. "},
+		{"red fails as it must", CheckRed, 1, "FAIL", true, false, ""},
+		{"green passes", CheckGreen, 0, "ok  \tcalc\t0.1s\n", true, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := tt.check.Judge(tt.exit, tt.output)
+			if j.Holds != tt.want || j.Settles != tt.settles || j.Feedback != tt.feedback {
+				t.Errorf("Judge(%d, %q) = %+v, want holds %v, settles %v, feedback %q", tt.exit, tt.output, j, tt.want, tt.settles, tt.feedback)
+			}
+		})
+	}
+}
+
+func TestHosted(t *testing.T) {
+	for _, c := range []Check{CheckNone, CheckReproduce, CheckBaseline, CheckRerun, CheckRevision, CheckMissing, CheckPresent, CheckRed, CheckGreen} {
+		if got, want := c.Hosted(), c == CheckRed || c == CheckGreen; got != want {
+			t.Errorf("%q.Hosted() = %v, want %v", c, got, want)
+		}
+	}
+}
+
+func TestReadRevision(t *testing.T) {
+	head, dirty := ReadRevision("0123abcd \n M calc.go\n?? new.go\n")
+	if head != "0123abcd" || dirty != " M calc.go\n?? new.go\n" {
+		t.Errorf("ReadRevision = %q, %q", head, dirty)
+	}
+	if head, dirty := ReadRevision(""); head != "" || dirty != "" {
+		t.Errorf("ReadRevision of nothing = %q, %q", head, dirty)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, d := range All() {
+		got, ok := Lookup(d.Name, d.Version)
+		if !ok || got != d {
+			t.Errorf("Lookup(%s, %s) = %+v, %v", d.Name, d.Version, got, ok)
+		}
+	}
+	if _, ok := Lookup("axlr_debug", "9.9"); ok {
+		t.Error("Lookup found a version that is not pinned")
+	}
+}

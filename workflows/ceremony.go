@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,18 +11,21 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/plans"
 )
 
-// The ceremony driver runs a MADE ceremony (--mode debug, delivery) inside
-// the session workflow: it claims each step, gives the model the step's
-// instruction and the axlr_step_done tool, validates the hand-back, runs the
-// step's check itself, completes the step in MADE with what it recorded,
-// applies the enabled transition and claims the next step. Every MADE verb,
-// check and note is an activity; the ceremony's state is part of the
-// session's, so decisions, restarts and continue-as-new carry it.
+// The ceremony driver runs a MADE ceremony inside its host's workflow (a
+// session's --mode debug or delivery, a task's, a job's, a plan's and its
+// tasks'): it claims each step, gives the model the step's instruction and
+// the axlr_step_done tool, validates the hand-back, runs the step's check
+// itself (or asks its host to, for a hosted step), completes the step in
+// MADE with what it recorded, applies the enabled transition and claims
+// the next step; a console step it leaves to the host, which completes it
+// with CompleteConsole. Every MADE verb, check and note is an activity;
+// the ceremony's state is part of the host's, so decisions, restarts and
+// continue-as-new carry it.
 
 // StepDoneTool is the host tool the model hands a step back with.
 const StepDoneTool = "axlr_step_done"
@@ -106,7 +108,7 @@ type GrantInput struct {
 	Role       string `json:"role"`
 }
 
-// CeremonyState is the driver's state, part of the session's.
+// CeremonyState is the driver's state, part of its host's.
 type CeremonyState struct {
 	Mode       string `json:"mode"`
 	Definition string `json:"definition"`
@@ -160,12 +162,9 @@ type CeremonyState struct {
 	// StopNoted: the person stopped the ceremony and the next prompt has
 	// carried StoppedNote. False with Stopped by the person: it is due.
 	StopNoted bool `json:"stop_noted,omitempty"`
-	// PlanTask is the plan's task an axlr_task ceremony runs: what its red
-	// and green steps are checked by (CheckRed, CheckGreen).
-	PlanTask *PlanTaskCheck `json:"plan_task,omitempty"`
 }
 
-// Active reports whether the ceremony still drives the session.
+// Active reports whether the ceremony still drives its host.
 func (c *CeremonyState) Active() bool { return c != nil && !c.Ended }
 
 func (c *CeremonyState) outcome() *contract.CeremonyOutcome {
@@ -184,16 +183,13 @@ func (c *CeremonyState) budget() int {
 	return StepBudget
 }
 
-// CeremonyStartInput opens an instance of the mode's pinned definition and
-// claims its first step.
+// CeremonyStartInput opens an instance of a pinned definition and claims
+// its first step.
 type CeremonyStartInput struct {
-	// Mode is the work mode that runs the ceremony, or with Job the job's
-	// kind (repair, improve).
-	Mode string `json:"mode"`
-	Job  bool   `json:"job,omitempty"`
-	// Plan: Mode is a part of a plan (ceremonies.PartPlan, PartTask,
-	// PartSync).
-	Plan       bool           `json:"plan,omitempty"`
+	// Definition and Version name the pinned definition
+	// (ceremonies.Lookup).
+	Definition string         `json:"definition"`
+	Version    string         `json:"version"`
 	InstanceID string         `json:"instance_id"`
 	SessionID  string         `json:"session_id"`
 	Context    map[string]any `json:"context"`
@@ -370,7 +366,8 @@ var errPaused = errors.New("paused for the person")
 // (the step's tools, its budget and deadline, axlr_step_done, a model that
 // answers with the step open) and reaches the transcript through the
 // turn. A driver with no ceremony running takes nothing but the calls of
-// its own tools, which it refuses.
+// its own tools, which it refuses. It knows no host: what a host adds to
+// its ceremony comes through the CeremonyHooks it opens it with.
 type Driver struct {
 	// slot is where the host keeps the ceremony: the one that runs, or the
 	// last one that ended; nil before the first.
@@ -382,11 +379,45 @@ type Driver struct {
 	// approved are the check commands approved with the work (a task's);
 	// any other waits for the person.
 	approved []ceremonies.CheckCommand
+	// hooks are what the host added to the ceremony it opened; nil is
+	// none (a session continued as new with its ceremony running).
+	hooks CeremonyHooks
 }
 
 var _ TurnHooks = (*Driver)(nil)
 
+// CeremonyHooks are what a host adds to a ceremony it opens: the check of
+// each step that is the host's to check (ceremonies.Check.Hosted: a plan
+// task's red and green) and the files a step whose writes reach only test
+// files may write. The driver asks them and has no case for any host.
+type CeremonyHooks interface {
+	// CheckStep checks an accepted hand-back of a hosted step. It fills
+	// what AXLR records and tells the model how the round went, or says
+	// why the hand-back is refused, which leaves MADE unchanged.
+	CheckStep(ctx workflow.Context, hb *StepHandBack) (refused string, err error)
+	// TestFiles are the only files a test-files-only step may write, when
+	// the host narrows them (ok); otherwise any test file may be written.
+	TestFiles() (files []string, ok bool)
+}
+
+// noHooks are the hooks of a host that adds nothing: it checks no step.
+type noHooks struct{}
+
+func (noHooks) CheckStep(_ workflow.Context, hb *StepHandBack) (string, error) {
+	return "", fmt.Errorf("step %s is checked by its host (%s), and this host checks none", hb.Step.ID, hb.Step.Check)
+}
+
+func (noHooks) TestFiles() ([]string, bool) { return nil, false }
+
 func (d *Driver) c() *CeremonyState { return *d.slot }
+
+// host is what the host added to its ceremony.
+func (d *Driver) host() CeremonyHooks {
+	if d.hooks == nil {
+		return noHooks{}
+	}
+	return d.hooks
+}
 
 // Active reports whether a ceremony drives the host's turn.
 func (d *Driver) Active() bool { return d.c().Active() }
@@ -400,77 +431,91 @@ func (d *Driver) Outcome(executionID string) *contract.CeremonyOutcome {
 	return nil
 }
 
-// Start opens the instance for a ceremony mode, claims its first step and
-// tells the model where it stands. The person's prompt is the brief.
-func (d *Driver) Start(ctx workflow.Context, mode, prompt, executionID string) error {
-	def, _ := ceremonies.ForMode(mode)
-	return d.start(ctx, def, CeremonyStartInput{Mode: mode}, prompt, executionID)
+// Opening is what a host opens a ceremony with, beside its definition.
+type Opening struct {
+	// InstanceID names the instance; empty: axlr-<session>-<unix>. A
+	// plan's instances are named by the plan (axlr-<plan>-<unix>,
+	// axlr-<plan>-sync<wave>-<unix>), since they run in the planner's
+	// session.
+	InstanceID string
+	// Brief fills the definition's brief input, when it has one: the
+	// person's request, a job's brief, a task's context pack. It begins
+	// the compact profile's ledger.
+	Brief string
+	// Inputs are the definition's other inputs (a job's repository; a
+	// plan task's plan, task and wave). The workspace is the turn's root.
+	Inputs map[string]any
+	// Execution is the execution that drives the ceremony: its result
+	// carries the ceremony's outcome.
+	Execution string
 }
 
-// StartJob opens the instance of a job's definition (kind repair or
-// improve) with the job's brief and its context (repository, issue), and
-// claims its first step. Jobs run under the standard profile.
-func (d *Driver) StartJob(ctx workflow.Context, kind, brief, executionID string, context map[string]any) error {
-	def, ok := ceremonies.ForJob(kind)
+// Open opens an instance of a pinned definition with the host's hooks
+// (nil: none) and claims its first step. A first step that is the model's
+// is announced in the transcript; a console step is the host's to run
+// (ConsoleStep), and the model is not told of it. A job's definition runs
+// under the standard profile, any other under the one the settings
+// choose.
+func (d *Driver) Open(ctx workflow.Context, definition, version string, in Opening, hooks CeremonyHooks) error {
+	def, ok := ceremonies.Lookup(definition, version)
 	if !ok {
-		return fmt.Errorf("start job: no definition for %q", kind)
+		return fmt.Errorf("open ceremony: no pinned definition %s %s", definition, version)
 	}
-	return d.start(ctx, def, CeremonyStartInput{Mode: kind, Job: true, Context: context}, brief, executionID)
-}
-
-// StartPlanTask opens the instance of axlr_task for a plan's task, its
-// context pack the brief, and claims its first step, AXLR's start: the
-// host runs it (ConsoleStep) and tells the model where the ceremony
-// stands once it is done. The task is what the red and green steps are
-// checked by.
-func (d *Driver) StartPlanTask(ctx workflow.Context, task *PlanTaskCheck, pack, executionID string) error {
-	def, ok := ceremonies.ForPlan(ceremonies.PartTask)
-	if !ok {
-		return errors.New("start plan task: no definition for a plan's task")
+	d.hooks = hooks
+	id := in.InstanceID
+	if id == "" {
+		id = fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
 	}
-	inputs := map[string]any{"plan": task.Plan, "task": task.Task, "wave": task.Wave}
-	if err := d.open(ctx, def, CeremonyStartInput{Mode: ceremonies.PartTask, Plan: true, Context: inputs}, pack, executionID); err != nil {
-		return err
+	start := CeremonyStartInput{Definition: def.Name, Version: def.Version, InstanceID: id, SessionID: d.t.Current(), Context: map[string]any{}}
+	//workflowcheck:ignore copying a map into a map does not depend on the order
+	for k, v := range in.Inputs {
+		start.Context[k] = v
 	}
-	d.c().PlanTask = task
-	return nil
-}
-
-func (d *Driver) start(ctx workflow.Context, def ceremonies.Definition, in CeremonyStartInput, prompt, executionID string) error {
-	if err := d.open(ctx, def, in, prompt, executionID); err != nil {
-		return err
+	if def.BriefInput != "" {
+		start.Context[def.BriefInput] = in.Brief
 	}
-	return d.note(ctx, "began", d.c().stepNote(true))
-}
-
-// open starts the instance and claims its first step.
-func (d *Driver) open(ctx workflow.Context, def ceremonies.Definition, in CeremonyStartInput, prompt, executionID string) error {
-	id := fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
-	in.InstanceID, in.SessionID = id, d.t.Current()
-	if in.Context == nil {
-		in.Context = map[string]any{}
-	}
-	in.Context[def.BriefInput], in.Context["workspace"] = prompt, d.t.st.Root
+	start.Context["workspace"] = d.t.st.Root
 	var res CeremonyStartResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, in).Get(ctx, &res)
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, start).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("start ceremony %s %s: %w", def.Name, def.Version, err)
 	}
-	snap := d.t.st.Snapshot
-	mode := in.Mode
 	var entries map[string]int
-	if workflow.GetVersion(ctx, versionRounds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+	// axlr_plan and axlr_sync came after claim-rounds and count rounds
+	// from their start: their histories hold no marker here (the first
+	// one is their first claim's), so they must not ask for it.
+	if roundsFromStart(def) || workflow.GetVersion(ctx, versionRounds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		entries = map[string]int{res.Instance.NextStep: 1}
 	}
 	*d.slot = &CeremonyState{
-		Mode: mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
-		Compact:      !in.Job && (snap.CeremonyProfile == "compact" || (snap.CeremonyProfile != "standard" && snap.ContextCap > 0 && snap.ContextCap <= CompactWindow)),
-		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: prompt, Entries: entries,
+		Mode: def.Mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
+		Compact:      !def.Job && d.t.st.Snapshot.compactProfile(),
+		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief, Entries: entries,
 	}
-	*d.mode = mode
+	*d.mode = def.Mode
 	d.claimed(ctx, res.Instance)
-	d.c().Execution = executionID
-	return nil
+	c := d.c()
+	c.Execution = in.Execution
+	if c.step().Console {
+		return nil
+	}
+	return d.note(ctx, "began", c.stepNote(true))
+}
+
+// roundsFromStart reports whether a definition was only ever opened
+// counting rounds, without asking versionRounds at its opening.
+func roundsFromStart(def ceremonies.Definition) bool {
+	return def.Plan && (def.Mode == ceremonies.PartPlan || def.Mode == ceremonies.PartSync)
+}
+
+// compactProfile reports whether the settings of the turn choose the
+// compact profile: ceremonies.profile compact, or auto with a context
+// window of at most CompactWindow.
+func (b *BeginTurnResult) compactProfile() bool {
+	if b == nil {
+		return false
+	}
+	return b.CeremonyProfile == "compact" || (b.CeremonyProfile != "standard" && b.ContextCap > 0 && b.ContextCap <= CompactWindow)
 }
 
 // Continue takes a new prompt while the ceremony runs: the prompt
@@ -617,7 +662,7 @@ func (d *Driver) OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bo
 			return true, d.stepDone(ctx, c, rest, false)
 		}
 		cer.Calls++
-		if msg := cer.writeRefused(c); msg != "" {
+		if msg := d.writeRefused(c); msg != "" {
 			return true, d.t.Record(ctx, c, contract.CallFailed, "", msg)
 		}
 		if cer.Compact {
@@ -642,6 +687,32 @@ func (d *Driver) OnCall(ctx workflow.Context, c ModelCall, rest []ModelCall) (bo
 		return true, d.t.Record(ctx, c, contract.CallFailed, "", HistoryTool+" is not offered here: it reads the transcript in a compact ceremony step")
 	}
 	return false, nil
+}
+
+// writeRefused is why a write is refused in a step whose writes reach only
+// test files (a plan task's red): a path that is not a test file, or not
+// one the host allows (CeremonyHooks.TestFiles). Empty: the call goes on.
+func (d *Driver) writeRefused(call ModelCall) string {
+	st := d.c().step()
+	if !st.TestFilesOnly || (call.Tool != "local_write" && call.Tool != "local_edit") {
+		return ""
+	}
+	raw := call.Args["path"].Text
+	p, ok := plans.CleanPath(raw)
+	test := false
+	if ok {
+		test, _ = plans.IsTestFile(p)
+	}
+	allowed := "test files"
+	if files, narrowed := d.host().TestFiles(); narrowed {
+		test = test && slices.Contains(files, p)
+		allowed = "the task's test files (" + strings.Join(files, ", ") + ")"
+	}
+	if test {
+		return ""
+	}
+	return fmt.Sprintf("%s of %q is refused in step %s: until the unit check fails, only %s may be written. Write the failing test first, then hand the step back.",
+		call.Tool, raw, st.ID, allowed)
 }
 
 // BeforeRequest enforces the open step's deadline and tool-call budget
@@ -810,195 +881,6 @@ func (d *Driver) needsOperator(ctx workflow.Context, state, why string, reply *s
 	reply.Feedback += fmt.Sprintf("The ceremony needs an operator: %s. AXLR stopped driving it and left instance %s as it is in MADE; the session is back in normal mode. Tell the person.", why, c.InstanceID)
 }
 
-// stepReply is axlr_step_done's answer to the model.
-type stepReply struct {
-	Accepted  bool                  `json:"accepted"`
-	Error     string                `json:"error,omitempty"`
-	Step      string                `json:"step,omitempty"`
-	Iteration int                   `json:"iteration,omitempty"`
-	Check     *contract.CheckRecord `json:"check,omitempty"`
-	Feedback  string                `json:"feedback,omitempty"`
-	Ignored   []string              `json:"ignored_fields,omitempty"`
-	NextStep  string                `json:"next_step,omitempty"`
-	Instr     string                `json:"instruction,omitempty"`
-	State     string                `json:"state,omitempty"`
-	Ceremony  string                `json:"ceremony,omitempty"`
-}
-
-func (r stepReply) text() string {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return `{"accepted":false,"error":"internal: reply not encoded"}`
-	}
-	return string(b)
-}
-
-// preapproved reports whether a check command was approved with the work.
-func (d *Driver) preapproved(cmd ceremonies.CheckCommand) bool {
-	return slices.ContainsFunc(d.approved, cmd.Equal)
-}
-
-// stepDone handles an axlr_step_done call: validate, approve the command,
-// check, complete, transition, claim the next step, answer the model.
-func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, approved bool) error {
-	cer := d.c()
-	if !d.stepOpen() {
-		return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Error: "no ceremony step is open in this session"}.text())
-	}
-	var hb HandBackResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityCeremonyHandBack, HandBackInput{
-		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
-	}).Get(ctx, &hb)
-	if err != nil {
-		return fmt.Errorf("check hand-back of %s: %w", cer.Step, err)
-	}
-	if hb.Error != "" {
-		// Refused: MADE is untouched and the model is told why.
-		return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: hb.Error}.text())
-	}
-	handedBack := cer.Step
-	st := cer.step()
-	reply := stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: hb.Ignored}
-	decision := contract.AutoApprove
-	if approved {
-		decision = contract.Approve
-	}
-	// What AXLR records beside the model's fields: the step's outcome
-	// (true, or what its check showed), the check, the revision.
-	recorded := map[string]any{st.Outcome: true}
-	var cmd *ceremonies.CheckCommand
-	switch st.Check {
-	case ceremonies.CheckReproduce, ceremonies.CheckBaseline, ceremonies.CheckMissing:
-		if hb.NotReproducible || hb.NotFeasible {
-			recorded[st.Outcome], recorded["settled"] = false, true
-			break
-		}
-		if msg, ok := d.forbidden(ctx, *hb.Command); ok {
-			return d.t.Record(ctx, c, contract.CallForbidden, "", stepReply{Step: cer.Step, Error: msg}.text())
-		}
-		if cer.Command == nil || !cer.Command.Equal(*hb.Command) {
-			if !approved && !d.preapproved(*hb.Command) {
-				return d.askCheck(c, rest, *hb.Command)
-			}
-			cer.Command = hb.Command
-		}
-		cmd = cer.Command
-	case ceremonies.CheckRed, ceremonies.CheckGreen:
-		refused, err := d.taskCheck(ctx, c, st, recorded, &reply)
-		if err != nil {
-			return err
-		}
-		if refused != "" {
-			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Error: refused}.text())
-		}
-	case ceremonies.CheckRerun, ceremonies.CheckPresent:
-		if cer.Command == nil {
-			return d.t.Record(ctx, c, contract.CallFailed, contract.AutoApprove, stepReply{Step: cer.Step, Error: "no check command was accepted in this ceremony"}.text())
-		}
-		if hb.Command != nil && !hb.Command.Equal(*cer.Command) {
-			reply.Feedback = fmt.Sprintf("check_command %s ignored: AXLR reruns the accepted command %s. ", hb.Command, cer.Command)
-		}
-		if msg, ok := d.forbidden(ctx, *cer.Command); ok {
-			return d.t.Record(ctx, c, contract.CallForbidden, "", stepReply{Step: cer.Step, Error: msg}.text())
-		}
-		cmd = cer.Command
-	}
-	if cmd != nil && st.Check == ceremonies.CheckMissing {
-		// The improvement must be missing from a clean tree: a change the
-		// model made could be what makes the check fail.
-		rev, err := d.runCheck(ctx, ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round)+":clean", nil)
-		if err != nil {
-			return err
-		}
-		if _, dirty := revisionOf(rev); strings.TrimSpace(dirty) != "" {
-			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Error: fmt.Sprintf(
-				"the clone has changes (%s): the brief's check must show the improvement missing on a clean tree, so restore those files (change nothing in this step) and hand the step back again. MADE is unchanged.",
-				strings.Join(strings.Fields(dirty), " "))}.text())
-		}
-	}
-	if cmd != nil || st.Check == ceremonies.CheckRevision {
-		check, err := d.runCheck(ctx, ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round), cmd)
-		if err != nil {
-			return err
-		}
-		exit, exited := d.exitOf(ctx, cmd, check)
-		if !exited {
-			// It could not start, or ran out of time: that is neither a
-			// failure reproduced nor a pass, so MADE is not told either.
-			return d.t.Record(ctx, c, contract.CallFailed, decision, stepReply{Step: cer.Step, Check: cer.shownCheck(check), Error: fmt.Sprintf(
-				"the check command %s %s: that neither reproduces a failure nor passes, and MADE is unchanged. Fix the command (a program that exists, a check that ends in time) and hand the step back again.",
-				cmd, check.Ending())}.text())
-		}
-		switch st.Check {
-		case ceremonies.CheckReproduce:
-			reproduced := exit != 0
-			recorded[st.Outcome], recorded["settled"] = reproduced, reproduced
-			if !reproduced {
-				reply.Feedback += fmt.Sprintf("The command exited %d: the failure is not reproduced. ", exit)
-			}
-		case ceremonies.CheckRerun:
-			recorded[st.Outcome] = exit == 0
-			if exit != 0 {
-				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", exit)
-			}
-		case ceremonies.CheckMissing:
-			missing := st.Check.Holds(exit, check.OutputTail)
-			recorded[st.Outcome], recorded["settled"] = missing, missing
-			if !missing {
-				reply.Feedback += fmt.Sprintf("The command exited %d and ran tests: the improvement is not missing. Hand back a check that fails until the improvement is built. ", exit)
-			}
-		case ceremonies.CheckPresent:
-			present := st.Check.Holds(exit, check.OutputTail)
-			recorded[st.Outcome] = present
-			switch {
-			case exit != 0:
-				reply.Feedback += fmt.Sprintf("The command exited %d: the step is not done. ", exit)
-			case !present:
-				reply.Feedback += "The command passed but ran no test ([no tests to run]): add the test the brief's check names. "
-			}
-		case ceremonies.CheckRevision:
-			recorded["revision"], recorded["dirty"] = revisionOf(check)
-		}
-		if st.Check != ceremonies.CheckRevision {
-			recorded["check"] = check
-			reply.Check = cer.shownCheck(check)
-		}
-	}
-	var v InstanceView
-	err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
-		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
-		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: recorded, Compact: cer.Compact,
-	}).Get(ctx, &v)
-	if err != nil {
-		return fmt.Errorf("complete step %s: %w", cer.Step, err)
-	}
-	rec := contract.StepRecord{Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Output: recordedForResult(recorded)}
-	//workflowcheck:ignore copying a map into a map does not depend on the order
-	for k, v := range hb.Texts {
-		rec.Output[k] = v
-	}
-	if cer.StepSession == d.t.Current() && d.t.st.Revision > cer.StepFrom {
-		rec.Transcript = &contract.TranscriptSpan{SessionID: cer.StepSession, From: cer.StepFrom, To: d.t.st.Revision - 1}
-	}
-	if ch, ok := recorded["check"].(contract.CheckRecord); ok {
-		rec.Check = &ch
-	}
-	cer.Records = append(cer.Records, rec)
-	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: cer.InstanceID, Step: cer.Step, Iteration: cer.Iteration, Status: contract.CallCompleted})
-	if err := d.advance(ctx, v, &reply); err != nil {
-		return err
-	}
-	if err := d.t.Record(ctx, c, contract.CallCompleted, decision, reply.text()); err != nil {
-		return err
-	}
-	if cer.Compact && cer.Active() && cer.Step != "" && cer.Step != handedBack {
-		// The compact profile starts each step from a ledger, not from the
-		// whole transcript.
-		return d.resetView(ctx, reply.text())
-	}
-	return nil
-}
-
 // resetView makes the model's next request start from the ledger: the
 // request that began the ceremony, one line per accepted step, then the
 // hand-back that opened the step.
@@ -1029,97 +911,6 @@ func (d *Driver) resetView(ctx workflow.Context, opening string) error {
 // judged as a local_exec by the policy, and a check that did not exit is
 // neither a failure nor a pass.
 const versionSeeds = "seeds-agree"
-
-// forbidden judges a check command as what it is to the policy: a
-// local_exec of its program and arguments. A command the execution's
-// policy forbids is refused before any card, with the policy's reason.
-func (d *Driver) forbidden(ctx workflow.Context, cmd ceremonies.CheckCommand) (string, bool) {
-	no, reason := policy.Forbidden(d.t.st.Policy, CheckCall(cmd))
-	if !no || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return "", false
-	}
-	return fmt.Sprintf("check_command %s is forbidden by the execution's policy: %s. MADE is unchanged; propose a command the policy allows, or explain.", cmd, reason), true
-}
-
-// CheckCall is a check command as the policy sees it: local_exec of its
-// program and arguments.
-func CheckCall(cmd ceremonies.CheckCommand) policy.Call {
-	args, _ := json.Marshal(cmd.Args)
-	if cmd.Args == nil {
-		args = []byte("[]")
-	}
-	return policy.Call{Tool: "local_exec", Args: map[string]policy.Value{
-		"program": {Text: cmd.Program},
-		"args":    {Text: string(args)},
-	}}
-}
-
-// exitOf is a check's exit code, and whether it exited. Runs recorded
-// before versionSeeds read a check that did not exit as a nonzero exit.
-func (d *Driver) exitOf(ctx workflow.Context, cmd *ceremonies.CheckCommand, check contract.CheckRecord) (int, bool) {
-	if check.ExitCode != nil {
-		return *check.ExitCode, true
-	}
-	if cmd == nil || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return -1, true
-	}
-	return 0, false
-}
-
-// askCheck makes the step's check command wait for the person's approval:
-// the execution ends needs_decision with the command as the pending call.
-func (d *Driver) askCheck(c ModelCall, rest []ModelCall, cmd ceremonies.CheckCommand) error {
-	reason := "a check command needs the person's approval"
-	if accepted := d.c().Command; accepted != nil {
-		reason = "a changed check command needs the person's approval (accepted: " + accepted.String() + ")"
-	}
-	args, _ := json.Marshal(cmd)
-	return d.t.Wait(PendingState{Call: c, Queue: rest, Reason: reason, Check: &cmd}, CheckTool, args)
-}
-
-// runCheck runs a check command, or records the revision when cmd is nil.
-func (d *Driver) runCheck(ctx workflow.Context, key string, cmd *ceremonies.CheckCommand) (contract.CheckRecord, error) {
-	in := RunCheckInput{SessionID: d.t.Current(), Root: d.t.st.Root, Key: key}
-	if cmd != nil {
-		in.Command = *cmd
-	} else {
-		in.Key += ":revision"
-	}
-	var rec contract.CheckRecord
-	if err := executeActivity(ctx, CheckOptions, ActivityCeremonyRunCheck, in, &rec); err != nil {
-		return rec, fmt.Errorf("run check %s: %w", key, err)
-	}
-	return rec, nil
-}
-
-// shownCheck is the check as the model reads it: the compact profile shows
-// the last 2 KiB of the output (MADE keeps the full evidence).
-func (c *CeremonyState) shownCheck(r contract.CheckRecord) *contract.CheckRecord {
-	if c.Compact && len(r.OutputTail) > 2<<10 {
-		r.OutputTail = r.OutputTail[len(r.OutputTail)-2<<10:]
-	}
-	return &r
-}
-
-// revisionOf reads the revision check's output: HEAD on the first line,
-// then git status --porcelain.
-func revisionOf(c contract.CheckRecord) (string, string) {
-	head, dirty, _ := strings.Cut(c.OutputTail, "\n")
-	return strings.TrimSpace(head), dirty
-}
-
-// recordedForResult keeps what a result shows of a step's record: the
-// recorded fields without the check, which the record carries apart.
-func recordedForResult(recorded map[string]any) map[string]any {
-	out := map[string]any{}
-	//workflowcheck:ignore copying a map into a map does not depend on the order
-	for k, v := range recorded {
-		if k != "check" {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // CompleteConsole completes the console step the ceremony waits on (a
 // job's propose, watch, decide or merge) with what the host recorded, and

@@ -5,11 +5,14 @@
 // (axlr.JobRegistry, registry.go), a job's install (axlr.JobInstall) and
 // the merge queue of a repository and base (axlr.MergeQueue, queue.go); a
 // plan (axlr.Plan, plan.go) and its task workers (axlr.PlanTask,
-// plantask.go). Those that run a model host the same two components: the
+// plantask.go). Those that run a model are hosts (host.go): each keeps a
+// HostState and builds the same two components over it with newHost, the
 // turn (turn.go), the model/tool loop over an explicit state with four
-// hooks, and the ceremony driver (ceremony.go), which plugs into those
-// hooks to run a MADE ceremony, and leaves a job's or a plan's console
-// steps to its workflow.
+// hooks, and the ceremony driver (ceremony.go, handback.go), which plugs
+// into those hooks to run a MADE ceremony. A host opens its ceremony with
+// Driver.Open (a pinned definition, its inputs, and the CeremonyHooks of
+// what the host adds: a plan task's red and green checks) and runs its
+// console steps itself; the driver knows no host.
 //
 // Workflow code is deterministic: it decides with pure functions
 // (agent/policy), keeps only compact state, and reaches files, models and

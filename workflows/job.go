@@ -157,13 +157,9 @@ const MaxRedRounds = 2
 
 // JobState is what a job's workflow knows.
 type JobState struct {
-	TurnState
-	Journal
-	Mode      string         `json:"mode,omitempty"`
-	Execution ExecutionState `json:"execution"`
-	Ceremony  *CeremonyState `json:"ceremony,omitempty"`
-	Record    jobs.Record    `json:"record"`
-	Base      string         `json:"base,omitempty"`
+	HostState
+	Record jobs.Record `json:"record"`
+	Base   string      `json:"base,omitempty"`
 	// Round counts the proposals; Red holds the failing checks of each
 	// watch that went red, for the model's note and the pull request's
 	// body.
@@ -183,10 +179,9 @@ type JobState struct {
 const MaxStaleReads = 3
 
 type jobRun struct {
+	Host
 	in       JobInput
 	st       JobState
-	turn     *Turn
-	driver   *Driver
 	decision *JobDecision
 	// searched is what the search attributes show, once upserted.
 	searched *jobSearch
@@ -205,7 +200,7 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 		return j.st.Record, fmt.Errorf("register %s: %w", QueryJob, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func(q ProgressQuery) (Progress, error) {
-		return j.st.page(&j.st.Execution, j.st.Current(), q.After), nil
+		return j.st.page(j.st.Execution, j.st.Current(), q.After), nil
 	}); err != nil {
 		return j.st.Record, fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
@@ -230,7 +225,7 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 		j.end(jobs.Failed, failureMessage(err))
 	}
 	status, msg := endedAs(err, "")
-	j.turn.Finish(ctx, status, msg, j.driver.Outcome(j.st.Execution.ID))
+	j.finish(ctx, status, msg)
 	j.report(ctx)
 	j.tellOrigin(ctx)
 	return j.st.Record, nil
@@ -238,16 +233,9 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 
 func newJobRun(in JobInput) *jobRun {
 	j := &jobRun{in: in}
-	j.st = JobState{
-		TurnState: newTurnState(in.SessionID),
-		Mode:      string(in.Record.Kind),
-		Execution: ExecutionState{ID: in.Record.ID, Sessions: []string{in.SessionID}},
-		Record:    in.Record,
-	}
+	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), in.Record.ID), Record: in.Record}
 	j.st.Approval = policy.ApproveLocal
-	j.turn = &Turn{st: &j.st.TurnState, exec: &j.st.Execution, j: &j.st.Journal, mode: &j.st.Mode}
-	j.driver = &Driver{slot: &j.st.Ceremony, t: j.turn, mode: &j.st.Mode}
-	j.turn.hooks = j.driver
+	j.Host = newHost(&j.st.HostState, nil)
 	return j
 }
 
@@ -400,7 +388,13 @@ func (j *jobRun) run(ctx workflow.Context) error {
 			}
 		}
 	}
-	if err := j.driver.StartJob(ctx, string(r.Kind), r.Brief, r.ID, map[string]any{"repository": r.Repository}); err != nil {
+	def, ok := ceremonies.ForJob(string(r.Kind))
+	if !ok {
+		return fmt.Errorf("start job: no definition for %q", r.Kind)
+	}
+	if err := j.driver.Open(ctx, def.Name, def.Version, Opening{
+		Brief: r.Brief, Inputs: map[string]any{"repository": r.Repository}, Execution: r.ID,
+	}, nil); err != nil {
 		return err
 	}
 	for {
@@ -454,12 +448,7 @@ func (j *jobRun) model(ctx workflow.Context) error {
 		if dec.Approve {
 			req.Decision = contract.Approve
 		}
-		if p.Check != nil {
-			err = j.driver.Decide(ctx, p, req)
-		} else {
-			err = j.turn.Decide(ctx, p, req)
-		}
-		if err != nil {
+		if err := j.decidePending(ctx, p, req); err != nil {
 			return err
 		}
 		queue = p.Queue

@@ -30,8 +30,8 @@ type improveCeremony struct {
 }
 
 func (f *improveCeremony) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
-	if !in.Job || in.Mode != "improve" || in.Context["improvement_brief"] == nil || in.Context["repository"] != "underpass-ai/axlr" {
-		return CeremonyStartResult{}, errTest("start input " + in.Mode)
+	if in.Definition != "axlr_improve" || in.Version != "1.0" || in.Context["improvement_brief"] == nil || in.Context["repository"] != "underpass-ai/axlr" {
+		return CeremonyStartResult{}, errTest("start input " + in.Definition)
 	}
 	return CeremonyStartResult{Definition: "axlr_improve", Version: "1.0", StepTimeout: time.Hour,
 		Instructions: map[string]string{"brief": "Brief it.", "build": "Build it."},
@@ -105,19 +105,15 @@ type jobReport struct {
 }
 
 // jobHost hosts a turn and the driver the way a job's workflow will: the
-// job's definition started with StartJob, the model's steps in one turn.
+// job's definition opened, the model's steps in one turn.
 func jobHost(ctx workflow.Context) (jobReport, error) {
-	st := newTurnState(sessionID)
+	st := newHostState(sessionID, "normal", "exec-1")
 	st.Approval = policy.ApproveAll
-	var slot *CeremonyState
-	mode := "normal"
-	j := &Journal{}
-	t := &Turn{st: &st, exec: &ExecutionState{ID: "exec-1", Sessions: []string{sessionID}}, j: j, mode: &mode}
-	d := &Driver{slot: &slot, t: t, mode: &mode, approved: []ceremonies.CheckCommand{{Program: "go", Args: []string{"test", "-run", "TestFlag", "./..."}}}}
-	t.hooks = d
+	h := newHost(&st, []ceremonies.CheckCommand{{Program: "go", Args: []string{"test", "-run", "TestFlag", "./..."}}})
+	t, d := h.turn, h.driver
 	err := t.Begin(ctx, BeginTurnInput{SessionID: sessionID, ExecutionID: "exec-1", Prompt: "add a --flag", Root: "/work/app", Mode: "improve"})
 	if err == nil {
-		err = d.StartJob(ctx, "improve", "add a --flag", "exec-1", map[string]any{"repository": "underpass-ai/axlr"})
+		err = d.Open(ctx, "axlr_improve", "1.0", Opening{Brief: "add a --flag", Inputs: map[string]any{"repository": "underpass-ai/axlr"}, Execution: "exec-1"}, nil)
 	}
 	if err == nil {
 		err = t.Run(ctx, nil)
@@ -128,7 +124,7 @@ func jobHost(ctx workflow.Context) (jobReport, error) {
 	if s, ok := d.ConsoleStep(); ok {
 		console = s.ID
 	}
-	r := jobReport{Result: *res, Console: console, State: slot.State}
+	r := jobReport{Result: *res, Console: console, State: st.Ceremony.State}
 	recorded := map[string]map[string]any{
 		"propose": {"proposed": true, "pull_request": 7, "head_sha": "abc"},
 		"watch":   {"verdict": ceremonies.VerdictGreen, "pull_request": 7, "head_sha": "abc"},

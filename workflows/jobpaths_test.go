@@ -156,8 +156,8 @@ func startResult(d *definition.Definition) CeremonyStartResult {
 func (f *pinnedMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !in.Job || in.Mode != f.def.Name[len("axlr_"):] {
-		return CeremonyStartResult{}, madeRefused("start %s (job %v) on %s", in.Mode, in.Job, f.def.Name)
+	if in.Definition != f.def.Name || in.Version != f.def.Version {
+		return CeremonyStartResult{}, madeRefused("start %s %s on %s", in.Definition, in.Version, f.def.Name)
 	}
 	res := startResult(f.def)
 	for _, s := range f.def.States {

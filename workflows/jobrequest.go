@@ -90,8 +90,8 @@ func JobRequestTool(name string) bool {
 
 // jobMode reports whether a mode is a job's own session's (the job's
 // kind), which asks for no job.
-func jobMode(mode *string) bool {
-	return mode != nil && jobs.Kind(*mode).Valid()
+func jobMode(mode string) bool {
+	return jobs.Kind(mode).Valid()
 }
 
 // Bounds of the outcomes a session keeps.

@@ -268,13 +268,9 @@ func TestJobModeIsNotOfferedRequests(t *testing.T) {
 		offered bool
 	}{{"normal", true}, {"debug", true}, {"review", true}, {"repair", false}, {"improve", false}} {
 		t.Run(tt.mode, func(t *testing.T) {
-			st := newTurnState(sessionID)
+			st := newHostState(sessionID, tt.mode, "")
 			st.Snapshot = &BeginTurnResult{HostTools: []HostTool{{Name: "web_fetch", Web: true}, {Name: jobs.ToolRequestRepair}, {Name: jobs.ToolRequestImprovement}, {Name: jobs.ToolRepairStatus}}}
-			mode := tt.mode
-			var slot *CeremonyState
-			turn := &Turn{st: &st, j: &Journal{}, mode: &mode}
-			turn.hooks = &Driver{slot: &slot, t: turn, mode: &mode}
-			tools := turn.offer().Tools
+			tools := newHost(&st, nil).turn.offer().Tools
 			if !slices.Contains(tools, "web_fetch") {
 				t.Fatalf("offered %v", tools)
 			}

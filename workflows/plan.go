@@ -117,13 +117,9 @@ func (in PlanInput) Validate() error {
 
 // planState is what a plan's workflow knows.
 type planState struct {
-	TurnState
-	Journal
-	Mode      string
-	Execution ExecutionState
-	// Ceremony is the plan's axlr_plan instance; Instance its id, chosen
-	// once.
-	Ceremony *CeremonyState
+	// HostState holds the planner's turn and the plan's axlr_plan
+	// instance (Ceremony); Instance is its id, chosen once.
+	HostState
 	Instance string
 	Record   plans.Record
 	// Begun: the planner's session holds the brief. Cut: the planner's
@@ -172,10 +168,9 @@ type planState struct {
 }
 
 type planRun struct {
+	Host
 	in       PlanInput
 	st       planState
-	turn     *Turn
-	driver   *Driver
 	syncer   *Driver
 	decision *PlanDecision
 	// cancel interrupts the work; interrupting is the interruption's
@@ -231,7 +226,7 @@ func Plan(ctx workflow.Context, in PlanInput) (plans.Record, error) {
 		p.recovering, p.interrupting = false, ""
 		p.st.Record.Reason = ""
 	}
-	p.turn.Finish(base, contract.Completed, "", p.driver.Outcome(p.st.Record.ID))
+	p.finish(base, contract.Completed, "")
 	p.report(base)
 	if err := workflow.Await(base, func() bool { return workflow.AllHandlersFinished(base) }); err != nil {
 		return p.st.Record, err
@@ -242,8 +237,7 @@ func Plan(ctx workflow.Context, in PlanInput) (plans.Record, error) {
 func newPlanRun(in PlanInput) *planRun {
 	p := &planRun{in: in}
 	p.st = planState{
-		TurnState: newTurnState(in.SessionID),
-		Execution: ExecutionState{ID: in.Record.ID, Sessions: []string{in.SessionID}},
+		HostState: newHostState(in.SessionID, "", in.Record.ID),
 		Record:    in.Record,
 		Baseline:  map[string]contract.CheckRecord{},
 		Handbacks: map[string]PlanTaskResult{},
@@ -253,12 +247,10 @@ func newPlanRun(in PlanInput) *planRun {
 	// The planner reads and changes nothing: its one step hands back a
 	// proposal the console verifies.
 	p.st.Approval, p.st.Policy = policy.ApproveLocal, &policy.Policy{Level: policy.Observe}
-	p.turn = &Turn{st: &p.st.TurnState, exec: &p.st.Execution, j: &p.st.Journal, mode: &p.st.Mode}
-	p.driver = &Driver{slot: &p.st.Ceremony, t: p.turn, mode: &p.st.Mode}
-	p.turn.hooks = p.driver
+	p.Host = newHost(&p.st.HostState, nil)
 	// The sync's instance has console steps only: its driver shares the
 	// planner's turn for its journal and never asks the model.
-	p.syncer = &Driver{slot: &p.st.Sync, t: p.turn, mode: &p.st.SyncMode}
+	p.syncer = p.secondDriver(&p.st.Sync, &p.st.SyncMode)
 	return p
 }
 
@@ -283,7 +275,8 @@ func (p *planRun) run(ctx workflow.Context) error {
 		if r.PlannerModel != "" {
 			inputs["planner_model"] = r.PlannerModel
 		}
-		if err := p.driver.StartPlan(ctx, ceremonies.PartPlan, p.st.Instance, r.Brief, r.ID, inputs); err != nil {
+		def, _ := ceremonies.ForPlan(ceremonies.PartPlan)
+		if err := p.driver.Open(ctx, def.Name, def.Version, Opening{InstanceID: p.st.Instance, Brief: r.Brief, Inputs: inputs, Execution: r.ID}, nil); err != nil {
 			return err
 		}
 	}
@@ -671,9 +664,10 @@ func (p *planRun) syncWave(ctx workflow.Context, wave int) error {
 	if c := p.st.Sync; c == nil || p.st.SyncWave != wave {
 		id := fmt.Sprintf("axlr-%s-sync%d-%d", r.ID, wave, workflow.Now(ctx).Unix())
 		p.st.SyncWave, p.st.SyncRuns, p.st.Responses, p.st.ResponsesRound = wave, 0, nil, 0
-		if err := p.syncer.StartPlan(ctx, ceremonies.PartSync, id, "", r.ID, map[string]any{
+		def, _ := ceremonies.ForPlan(ceremonies.PartSync)
+		if err := p.syncer.Open(ctx, def.Name, def.Version, Opening{InstanceID: id, Execution: r.ID, Inputs: map[string]any{
 			"plan": r.ID, "wave": wave, "tasks": p.st.Verified.Waves[wave-1],
-		}); err != nil {
+		}}, nil); err != nil {
 			return err
 		}
 	}
@@ -868,7 +862,7 @@ func (p *planRun) runRecord(ctx workflow.Context) (map[string]any, error) {
 	}, &rev); err != nil {
 		return nil, fmt.Errorf("read the workspace's revision: %w", err)
 	}
-	if head, _ := revisionOf(rev); head != "" {
+	if head, _ := ceremonies.ReadRevision(rev.OutputTail); head != "" {
 		rec["revision"] = head
 	}
 	rec["outcome"] = ceremonies.OutcomeDone
@@ -1013,7 +1007,7 @@ func (p *planRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != p.st.Record.ID {
 		return Progress{}, refuse("execution %s is not this plan's; the plan runs execution %s", q.ExecutionID, p.st.Record.ID)
 	}
-	return p.st.page(&p.st.Execution, p.st.Current(), q.After), nil
+	return p.st.page(p.st.Execution, p.st.Current(), q.After), nil
 }
 
 // set sets the record's status and stamps it.

@@ -80,9 +80,9 @@ func planView(in made.Instance) InstanceView {
 }
 
 func (f *planMADE) Start(ctx context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
-	def, ok := ceremonies.ForPlan(in.Mode)
-	if !in.Plan || !ok {
-		return CeremonyStartResult{}, madeRefused("start %s (plan %v)", in.Mode, in.Plan)
+	def, ok := ceremonies.Lookup(in.Definition, in.Version)
+	if !def.Plan || !ok {
+		return CeremonyStartResult{}, madeRefused("start %s %s, not a plan's", in.Definition, in.Version)
 	}
 	y, err := def.YAML()
 	if err != nil {

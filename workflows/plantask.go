@@ -188,37 +188,11 @@ func sortedUnion(lists ...[]string) []string {
 	return slices.Compact(out)
 }
 
-// writeRefused is why a write is refused in a step whose writes reach only
-// test files (a plan task's red): a path that is not a test file, or not
-// of the task's scope. Empty: the call goes on.
-func (c *CeremonyState) writeRefused(call ModelCall) string {
-	st := c.step()
-	if !st.TestFilesOnly || (call.Tool != "local_write" && call.Tool != "local_edit") {
-		return ""
-	}
-	raw := call.Args["path"].Text
-	p, ok := plans.CleanPath(raw)
-	test := false
-	if ok {
-		test, _ = plans.IsTestFile(p)
-	}
-	allowed := "test files"
-	if t := c.PlanTask; t != nil {
-		test = test && slices.Contains(t.Scope, p)
-		allowed = "the task's test files (" + strings.Join(t.testFiles(), ", ") + ")"
-	}
-	if test {
-		return ""
-	}
-	return fmt.Sprintf("%s of %q is refused in step %s: until the unit check fails, only %s may be written. Write the failing test first, then hand the step back.",
-		call.Tool, raw, st.ID, allowed)
-}
-
 // taskDigests reads the digests of workspace files.
-func (d *Driver) taskDigests(ctx workflow.Context, paths []string) (map[string]string, error) {
+func (r *planTaskRun) taskDigests(ctx workflow.Context, paths []string) (map[string]string, error) {
 	var out map[string]string
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskDigests,
-		DigestsInput{Root: d.t.st.Root, Paths: paths}).Get(ctx, &out)
+		DigestsInput{Root: r.st.Root, Paths: paths}).Get(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("read the digests of %s: %w", strings.Join(paths, ", "), err)
 	}
@@ -226,12 +200,12 @@ func (d *Driver) taskDigests(ctx workflow.Context, paths []string) (map[string]s
 }
 
 // workspaceStatus reads the workspace's git status.
-func (d *Driver) workspaceStatus(ctx workflow.Context) (WorkspaceStatus, error) {
+func (r *planTaskRun) workspaceStatus(ctx workflow.Context) (WorkspaceStatus, error) {
 	var out WorkspaceStatus
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskStatus,
-		StatusInput{Root: d.t.st.Root}).Get(ctx, &out)
+		StatusInput{Root: r.st.Root}).Get(ctx, &out)
 	if err != nil {
-		return out, fmt.Errorf("read the git status of %s: %w", d.t.st.Root, err)
+		return out, fmt.Errorf("read the git status of %s: %w", r.st.Root, err)
 	}
 	return out, nil
 }
@@ -249,19 +223,19 @@ type taskWork struct {
 }
 
 // taskChanges reads what the task changed since its start.
-func (d *Driver) taskChanges(ctx workflow.Context, t *PlanTaskCheck) (taskWork, error) {
+func (r *planTaskRun) taskChanges(ctx workflow.Context, t *PlanTaskCheck) (taskWork, error) {
 	var w taskWork
 	files := t.files()
 	paths := files
 	if t.Git {
-		s, err := d.workspaceStatus(ctx)
+		s, err := r.workspaceStatus(ctx)
 		if err != nil {
 			return w, err
 		}
 		w.status = s
 		paths = sortedUnion(files, s.Changed)
 	}
-	now, err := d.taskDigests(ctx, paths)
+	now, err := r.taskDigests(ctx, paths)
 	if err != nil {
 		return w, err
 	}
@@ -305,37 +279,45 @@ func (w taskWork) revision(t *PlanTaskCheck) string {
 	return "sha256:" + sum
 }
 
-// taskCheck is the check of a plan task's red and green steps: it reads
+var _ CeremonyHooks = (*planTaskRun)(nil)
+
+// CheckStep is the check of a plan task's red and green steps: it reads
 // the hand-back's fields, checks the files the step names or must leave
 // intact, and runs the task's unit check when they hold. It fills what
 // AXLR records and tells the model how the round went; a refusal leaves
 // MADE unchanged.
-func (d *Driver) taskCheck(ctx workflow.Context, c ModelCall, st ceremonies.Step, recorded map[string]any, reply *stepReply) (string, error) {
-	cer := d.c()
-	t := cer.PlanTask
+func (r *planTaskRun) CheckStep(ctx workflow.Context, step *StepHandBack) (string, error) {
+	cer, t := r.st.Ceremony, r.st.Task
 	if t == nil {
-		return "", fmt.Errorf("step %s checks a plan's task, and ceremony %s runs none", st.ID, cer.InstanceID)
+		return "", fmt.Errorf("step %s checks a plan's task, and ceremony %s runs none", step.Step.ID, cer.InstanceID)
 	}
 	var hb TaskHandBack
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskHandBack, HandBackInput{
-		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
+		SessionID: r.st.Current(), CallKey: step.Call.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
 	}).Get(ctx, &hb)
 	if err != nil {
-		return "", fmt.Errorf("read the hand-back of %s: %w", st.ID, err)
+		return "", fmt.Errorf("read the hand-back of %s: %w", step.Step.ID, err)
 	}
-	round := fmt.Sprintf("%s round %d of %d", st.ID, cer.Iteration, max(cer.Limits[st.ID], 1))
-	key := ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round)
-	if st.Check == ceremonies.CheckRed {
-		return "", d.redCheck(ctx, t, hb, key, round, recorded, reply)
+	if step.Step.Check == ceremonies.CheckRed {
+		return "", r.redCheck(ctx, t, hb, step)
 	}
-	return d.greenCheck(ctx, t, hb, key, round, recorded, reply)
+	return r.greenCheck(ctx, t, hb, step)
+}
+
+// TestFiles narrows the writes of the red step to the task's test files.
+func (r *planTaskRun) TestFiles() ([]string, bool) {
+	if r.st.Task == nil {
+		return nil, false
+	}
+	return r.st.Task.testFiles(), true
 }
 
 // redCheck: the named test files must be test files of the scope that
 // changed since the start, and then the unit check must fail; their
 // digests are frozen. A declaration that the goal is not testable settles
 // the step without a run.
-func (d *Driver) redCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBack, key, round string, recorded map[string]any, reply *stepReply) error {
+func (r *planTaskRun) redCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBack, step *StepHandBack) error {
+	recorded, round := step.Recorded, step.Round()
 	if hb.NotTestable {
 		recorded["red"], recorded["settled"], recorded["testable"] = false, true, false
 		t.Failure = "red: the worker found that no test the unit check runs can show the goal: " + hb.Observed
@@ -369,7 +351,7 @@ func (d *Driver) redCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBac
 	var now map[string]string
 	if len(problems) == 0 {
 		var err error
-		if now, err = d.taskDigests(ctx, files); err != nil {
+		if now, err = r.taskDigests(ctx, files); err != nil {
 			return err
 		}
 		var unchanged []string
@@ -385,16 +367,15 @@ func (d *Driver) redCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBac
 	if len(problems) > 0 {
 		why := "the test files handed back do not hold (" + strings.Join(problems, "; ") + ")"
 		t.Failure = round + ": " + why
-		reply.Feedback += fmt.Sprintf("The unit check did not run: %s. Write the failing test in the task's test files (%s), then hand back the ones you changed. ",
-			why, strings.Join(t.testFiles(), ", "))
+		step.Tell(fmt.Sprintf("The unit check did not run: %s. Write the failing test in the task's test files (%s), then hand back the ones you changed. ",
+			why, strings.Join(t.testFiles(), ", ")))
 		return nil
 	}
-	check, err := d.runCheck(ctx, key, &t.UnitCheck)
+	check, err := r.driver.runCheck(ctx, step.Key, &t.UnitCheck)
 	if err != nil {
 		return err
 	}
-	recorded["check"] = check
-	reply.Check = d.c().shownCheck(check)
+	step.Checked(check)
 	red := check.Exited() && ceremonies.CheckRed.Holds(*check.ExitCode, check.OutputTail)
 	recorded["red"], recorded["settled"] = red, red
 	if red {
@@ -402,25 +383,26 @@ func (d *Driver) redCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBac
 		for _, p := range files {
 			t.Frozen[p] = now[p]
 		}
-		reply.Feedback += fmt.Sprintf("The unit check %s %s: the test fails, and %s are frozen now. ", t.UnitCheck, check.Ending(), strings.Join(files, ", "))
+		step.Tell(fmt.Sprintf("The unit check %s %s: the test fails, and %s are frozen now. ", t.UnitCheck, check.Ending(), strings.Join(files, ", ")))
 		return nil
 	}
 	why := fmt.Sprintf("the unit check %s %s, which is not a failing test", t.UnitCheck, check.Ending())
 	t.Failure = round + ": " + why
-	reply.Feedback += "The " + why + ": the test must fail until the code exists. Change the test so that it shows the goal is not met, then hand the step back. "
+	step.Tell("The " + why + ": the test must fail until the code exists. Change the test so that it shows the goal is not met, then hand the step back. ")
 	return nil
 }
 
 // greenCheck: the notes and questions must hold (else the hand-back is
 // refused); the frozen and protected files must be intact and every change
 // inside the scope, and then the unit check must pass and run a test.
-func (d *Driver) greenCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBack, key, round string, recorded map[string]any, reply *stepReply) (string, error) {
+func (r *planTaskRun) greenCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandBack, step *StepHandBack) (string, error) {
+	recorded, round := step.Recorded, step.Round()
 	notes, questions, err := plans.ValidateHandback(t.Task, hb.Notes, hb.Questions, t.Tasks)
 	if err != nil {
 		return fmt.Sprintf("%s. MADE is unchanged; fix the notes or questions and hand the step back again.", err), nil
 	}
 	recorded["green"] = false
-	w, err := d.taskChanges(ctx, t)
+	w, err := r.taskChanges(ctx, t)
 	if err != nil {
 		return "", err
 	}
@@ -453,16 +435,15 @@ func (d *Driver) greenCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandB
 	if len(problems) > 0 {
 		why := strings.Join(problems, "; ")
 		t.Failure = round + ": " + why
-		reply.Feedback += fmt.Sprintf("The unit check did not run: %s. Restore them; only the task's scope (%s) may change, and the frozen and protected files stay as they are. Then hand the step back. ",
-			why, strings.Join(t.Scope, ", "))
+		step.Tell(fmt.Sprintf("The unit check did not run: %s. Restore them; only the task's scope (%s) may change, and the frozen and protected files stay as they are. Then hand the step back. ",
+			why, strings.Join(t.Scope, ", ")))
 		return "", nil
 	}
-	check, err := d.runCheck(ctx, key, &t.UnitCheck)
+	check, err := r.driver.runCheck(ctx, step.Key, &t.UnitCheck)
 	if err != nil {
 		return "", err
 	}
-	recorded["check"] = check
-	reply.Check = d.c().shownCheck(check)
+	step.Checked(check)
 	green := check.Exited() && ceremonies.CheckGreen.Holds(*check.ExitCode, check.OutputTail)
 	recorded["green"] = green
 	if green {
@@ -474,7 +455,7 @@ func (d *Driver) greenCheck(ctx workflow.Context, t *PlanTaskCheck, hb TaskHandB
 		why += " but ran no test ([no tests to run])"
 	}
 	t.Failure = round + ": " + why
-	reply.Feedback += "The " + why + ": the task is not done. "
+	step.Tell("The " + why + ": the task is not done. ")
 	return "", nil
 }
 
@@ -567,18 +548,16 @@ func (in PlanTaskInput) Validate() error {
 
 // PlanTaskState is what a plan task's worker knows.
 type PlanTaskState struct {
-	TurnState
-	Journal
-	Mode      string         `json:"mode,omitempty"`
-	Execution ExecutionState `json:"execution"`
-	Ceremony  *CeremonyState `json:"ceremony,omitempty"`
+	HostState
+	// Task is what the red and green steps are checked by, once the
+	// ceremony started.
+	Task *PlanTaskCheck `json:"task,omitempty"`
 }
 
 type planTaskRun struct {
-	in     PlanTaskInput
-	st     PlanTaskState
-	turn   *Turn
-	driver *Driver
+	Host
+	in PlanTaskInput
+	st PlanTaskState
 	// handedBack is the work the handback step recorded.
 	handedBack *taskWork
 }
@@ -613,7 +592,7 @@ func PlanTask(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
 		interrupted = res.Reason
 	}
 	status, msg := endedAs(err, interrupted)
-	r.turn.Finish(endCtx, status, msg, r.driver.Outcome(r.st.Execution.ID))
+	r.finish(endCtx, status, msg)
 	r.upsertSearch(endCtx, res.Status)
 	if cancelled {
 		return res, temporal.NewCanceledError(res.Reason)
@@ -623,15 +602,10 @@ func PlanTask(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
 
 func newPlanTaskRun(executionID string, in PlanTaskInput) *planTaskRun {
 	r := &planTaskRun{in: in}
-	r.st = PlanTaskState{
-		TurnState: newTurnState(in.SessionID),
-		Mode:      ceremonies.PartTask,
-		Execution: ExecutionState{ID: executionID, Sessions: []string{in.SessionID}},
-	}
+	r.st = PlanTaskState{HostState: newHostState(in.SessionID, ceremonies.PartTask, executionID)}
 	r.st.Root, r.st.Approval = in.Root, policy.ApproveLocal
-	r.turn = &Turn{st: &r.st.TurnState, exec: &r.st.Execution, j: &r.st.Journal, mode: &r.st.Mode}
-	r.driver = &Driver{slot: &r.st.Ceremony, t: r.turn, mode: &r.st.Mode}
-	r.turn.hooks = taskHooks{d: r.driver}
+	r.Host = newHost(&r.st.HostState, nil)
+	r.plugIn(taskHooks{d: r.driver})
 	return r
 }
 
@@ -639,7 +613,7 @@ func (r *planTaskRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != r.st.Execution.ID {
 		return Progress{}, refuse("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.st.Execution.ID)
 	}
-	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
+	return r.st.page(r.st.Execution, r.st.Current(), q.After), nil
 }
 
 // step answers QueryTaskStep.
@@ -672,11 +646,17 @@ func (r *planTaskRun) run(ctx workflow.Context) error {
 		return err
 	}
 	t := r.in.Task
-	check := &PlanTaskCheck{Plan: r.in.Plan, Task: t.ID, Wave: r.in.Wave, Tasks: r.in.Tasks, Scope: t.Scope, Protect: t.Protect,
-		UnitCheck: ceremonies.CheckCommand{Program: t.UnitCheck.Program, Args: t.UnitCheck.Args}, TestFirst: t.TestFirst, Earlier: r.in.Changed}
-	if err := r.driver.StartPlanTask(ctx, check, r.in.Prompt, r.st.Execution.ID); err != nil {
+	def, ok := ceremonies.ForPlan(ceremonies.PartTask)
+	if !ok {
+		return errors.New("start plan task: no definition for a plan's task")
+	}
+	if err := r.driver.Open(ctx, def.Name, def.Version, Opening{
+		Brief: r.in.Prompt, Inputs: map[string]any{"plan": r.in.Plan, "task": t.ID, "wave": r.in.Wave}, Execution: r.st.Execution.ID,
+	}, r); err != nil {
 		return err
 	}
+	r.st.Task = &PlanTaskCheck{Plan: r.in.Plan, Task: t.ID, Wave: r.in.Wave, Tasks: r.in.Tasks, Scope: t.Scope, Protect: t.Protect,
+		UnitCheck: t.UnitCheck, TestFirst: t.TestFirst, Earlier: r.in.Changed}
 	for {
 		if st, ok := r.driver.ConsoleStep(); ok {
 			if err := r.console(ctx, st.ID); err != nil {
@@ -717,7 +697,7 @@ func (r *planTaskRun) console(ctx workflow.Context, step string) error {
 	c := r.st.Ceremony
 	check, _ := recorded["check"].(contract.CheckRecord)
 	return r.driver.note(ctx, "began", fmt.Sprintf("%s\nAXLR ran the unit check %s when the task started: it %s.",
-		c.stepNote(true), c.PlanTask.UnitCheck, check.Ending()))
+		c.stepNote(true), r.st.Task.UnitCheck, check.Ending()))
 }
 
 // start records the digests of the task's files and what git status
@@ -725,14 +705,14 @@ func (r *planTaskRun) console(ctx workflow.Context, step string) error {
 // whose files cannot be read or whose unit check does not run is not
 // started, with the reason.
 func (r *planTaskRun) start(ctx workflow.Context) (map[string]any, error) {
-	t := r.st.Ceremony.PlanTask
+	t := r.st.Task
 	rec := map[string]any{"test_first": t.TestFirst}
 	failed := func(why string) (map[string]any, error) {
 		t.Failure = "start: " + why
 		rec["started"], rec["reason"] = false, why
 		return rec, nil
 	}
-	s, err := r.driver.workspaceStatus(ctx)
+	s, err := r.workspaceStatus(ctx)
 	if err != nil {
 		if temporal.IsCanceledError(err) {
 			return nil, err
@@ -744,7 +724,7 @@ func (r *planTaskRun) start(ctx workflow.Context) (map[string]any, error) {
 	}
 	t.Git, t.ChangedBefore = s.Git, s.Changed
 	rec["changed_before"] = append([]string{}, s.Changed...)
-	digests, err := r.driver.taskDigests(ctx, t.files())
+	digests, err := r.taskDigests(ctx, t.files())
 	if err != nil {
 		if temporal.IsCanceledError(err) {
 			return nil, err
@@ -768,8 +748,8 @@ func (r *planTaskRun) start(ctx workflow.Context) (map[string]any, error) {
 // handback records the files the task changed, the revision and the
 // green step's notes and questions.
 func (r *planTaskRun) handback(ctx workflow.Context) (map[string]any, error) {
-	t := r.st.Ceremony.PlanTask
-	w, err := r.driver.taskChanges(ctx, t)
+	t := r.st.Task
+	w, err := r.taskChanges(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -806,7 +786,7 @@ func (r *planTaskRun) result(ctx workflow.Context, err error, cancelled bool) Pl
 	case c == nil:
 		res.Reason = "the task's ceremony did not start"
 	case c.State == "DONE":
-		t := c.PlanTask
+		t := r.st.Task
 		res.Status, res.Summary, res.SummaryEn, res.Questions = plans.TaskDone, t.Summary, t.SummaryEn, t.Questions
 		for _, n := range t.Notes {
 			n.From = t.Task
@@ -815,7 +795,7 @@ func (r *planTaskRun) result(ctx workflow.Context, err error, cancelled bool) Pl
 	case c.Stopped != "":
 		res.Reason = c.Stopped
 	default:
-		res.Reason = cmp.Or(c.PlanTask.Failure, "the task's ceremony ended "+c.State)
+		res.Reason = cmp.Or(r.st.Task.Failure, "the task's ceremony ended "+c.State)
 	}
 	if c.Active() {
 		var serr error
@@ -829,18 +809,19 @@ func (r *planTaskRun) result(ctx workflow.Context, err error, cancelled bool) Pl
 			workflow.GetLogger(ctx).Warn("the task's ceremony was not stopped", "plan", r.in.Plan, "task", r.in.Task.ID, "error", serr)
 		}
 	}
-	if c == nil || c.PlanTask == nil || c.PlanTask.Digests == nil {
+	t := r.st.Task
+	if c == nil || t == nil || t.Digests == nil {
 		return res
 	}
 	w := r.handedBack
 	if w == nil {
-		read, werr := r.driver.taskChanges(ctx, c.PlanTask)
+		read, werr := r.taskChanges(ctx, t)
 		if werr != nil {
 			workflow.GetLogger(ctx).Warn("the task's changes were not read", "plan", r.in.Plan, "task", r.in.Task.ID, "error", werr)
 			return res
 		}
 		w = &read
 	}
-	res.Changed, res.Revision = w.changed, w.revision(c.PlanTask)
+	res.Changed, res.Revision = w.changed, w.revision(t)
 	return res
 }

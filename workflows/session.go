@@ -203,29 +203,22 @@ type ProgressQuery struct {
 
 // SessionState is everything the session workflow knows, carried over
 // continue-as-new. It is compact: transcripts live in the session store.
-// The turn's state and the event journal sit flat in it, as they always
-// have: a run in flight continues as new into this shape.
+// The host's state (the turn's, the mode, the execution, the ceremony and
+// the event journal) sits flat in it, as it always has: a run in flight
+// continues as new into this shape. The journal is not carried over
+// continue-as-new, which happens only between executions (carried).
 type SessionState struct {
-	TurnState
-	Mode string `json:"mode,omitempty"`
+	HostState
 	// NotedMode is the work mode the model was last told of (empty:
 	// normal), and ModeNotes counts those notes for their keys.
 	NotedMode string `json:"noted_mode,omitempty"`
 	ModeNotes int    `json:"mode_notes,omitempty"`
-	// Execution is the current or last execution.
-	Execution *ExecutionState `json:"execution,omitempty"`
-	// Ceremony is the session's ceremony (--mode debug, delivery): the one
-	// that runs, or the last one that ended.
-	Ceremony *CeremonyState `json:"ceremony,omitempty"`
 	// Queued is an admitted request not yet started.
 	Queued *queuedRequest `json:"queued,omitempty"`
 	// Recent are the last executions that ended, oldest first: the last is
 	// the session's result, and a watcher that missed the end of its own
 	// still finds it.
 	Recent []ExecutionState `json:"recent,omitempty"`
-	// Journal holds the recent events. They are not carried over
-	// continue-as-new, which happens only between executions.
-	Journal
 	// Applied holds the ids of the last admitted updates (execution ids).
 	Applied []string `json:"applied,omitempty"`
 	// JobOutcomes are the last outcomes of the jobs this session asked
@@ -513,9 +506,8 @@ func Session(ctx workflow.Context, in SessionInput) error {
 }
 
 type sessionRun struct {
-	st     SessionState
-	turn   *Turn
-	driver *Driver
+	Host
+	st SessionState
 	// running: an execution runs; cancel stops its turn, and interrupted
 	// records why.
 	running     bool
@@ -528,11 +520,9 @@ func newSessionRun(in SessionInput) *sessionRun {
 	if in.State != nil {
 		s.st = *in.State
 	} else {
-		s.st = SessionState{TurnState: newTurnState(in.SessionID)}
+		s.st = SessionState{HostState: newHostState(in.SessionID, "", "")}
 	}
-	s.turn = &Turn{st: &s.st.TurnState, j: &s.st.Journal, mode: &s.st.Mode}
-	s.driver = &Driver{slot: &s.st.Ceremony, t: s.turn, mode: &s.st.Mode}
-	s.turn.hooks = s.driver
+	s.Host = newHost(&s.st.HostState, nil)
 	return s
 }
 
@@ -848,7 +838,6 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 		s.interrupted = ""
 	}()
 	ex := s.st.Execution
-	s.turn.exec = ex
 	var err error
 	switch {
 	case q.Execute != nil:
@@ -861,7 +850,7 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 		err = errors.New("empty request")
 	}
 	status, msg := endedAs(err, s.interrupted)
-	s.turn.Finish(ctx, status, msg, s.driver.Outcome(ex.ID))
+	s.finish(ctx, status, msg)
 	s.st.Recent = append(s.st.Recent, *ex)
 	if len(s.st.Recent) > maxRecent {
 		s.st.Recent = slices.Clone(s.st.Recent[len(s.st.Recent)-maxRecent:])
@@ -911,7 +900,8 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 			return err
 		}
 	case ceremonyMode(s.st.Mode):
-		if err := s.driver.Start(ctx, s.st.Mode, req.Prompt, req.ExecutionID); err != nil {
+		def, _ := ceremonies.ForMode(s.st.Mode)
+		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}, nil); err != nil {
 			return err
 		}
 	}
@@ -927,13 +917,7 @@ func (s *sessionRun) resume(ctx workflow.Context, req *DecideRequest) error {
 	}
 	s.turn.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
 	s.driver.Resumed(req.ExecutionID)
-	var err error
-	if p.Check != nil {
-		err = s.driver.Decide(ctx, p, req)
-	} else {
-		err = s.turn.Decide(ctx, p, req)
-	}
-	if err != nil {
+	if err := s.decidePending(ctx, p, req); err != nil {
 		return err
 	}
 	return s.turn.Run(ctx, p.Queue)

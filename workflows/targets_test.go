@@ -100,7 +100,7 @@ func TestOldStateContinuesAsNew(t *testing.T) {
 // newest calls and the last result whole, and the older results, carried
 // without the session's calls, get them back when read.
 func TestCarriedStateIsBounded(t *testing.T) {
-	st := SessionState{TurnState: newTurnState(sessionID)}
+	st := SessionState{HostState: newHostState(sessionID, "", "")}
 	long := strings.Repeat("x", 1<<10)
 	for i := range MaxCalls {
 		st.Calls = append(st.Calls, CallState{Session: sessionID, Key: fmt.Sprintf("%d.0", i), CallID: fmt.Sprintf("%s-%d", long, i), Tool: "local_read", Status: contract.CallCompleted})

@@ -81,12 +81,8 @@ func (in TaskInput) Validate() error {
 
 // TaskState is everything a task knows.
 type TaskState struct {
-	TurnState
-	Mode      string         `json:"mode,omitempty"`
-	Execution ExecutionState `json:"execution"`
-	// Ceremony is the task's ceremony, when its mode runs one.
-	Ceremony *CeremonyState `json:"ceremony,omitempty"`
-	Journal
+	// HostState holds the task's ceremony, when its mode runs one.
+	HostState
 }
 
 // Task is the one-shot task workflow: it begins a fresh session with the
@@ -111,7 +107,7 @@ func Task(ctx workflow.Context, in TaskInput) (*contract.Result, error) {
 		r.interrupted = "the task was cancelled"
 	}
 	status, msg := endedAs(err, r.interrupted)
-	res := r.turn.Finish(ctx, status, msg, r.driver.Outcome(in.ExecutionID))
+	res := r.finish(ctx, status, msg)
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return res, err
@@ -120,25 +116,18 @@ func Task(ctx workflow.Context, in TaskInput) (*contract.Result, error) {
 }
 
 type taskRun struct {
+	Host
 	in          TaskInput
 	st          TaskState
-	turn        *Turn
-	driver      *Driver
 	cancel      workflow.CancelFunc
 	interrupted string
 }
 
 func newTaskRun(in TaskInput) *taskRun {
 	r := &taskRun{in: in}
-	r.st = TaskState{
-		TurnState: newTurnState(in.SessionID),
-		Mode:      cmp.Or(in.Mode, "normal"),
-		Execution: ExecutionState{ID: in.ExecutionID, Sessions: []string{in.SessionID}},
-	}
+	r.st = TaskState{HostState: newHostState(in.SessionID, cmp.Or(in.Mode, "normal"), in.ExecutionID)}
 	r.st.Root, r.st.Policy, r.st.Approval = in.Root, in.Policy, policy.ApproveLocal
-	r.turn = &Turn{st: &r.st.TurnState, exec: &r.st.Execution, j: &r.st.Journal, mode: &r.st.Mode}
-	r.driver = &Driver{slot: &r.st.Ceremony, t: r.turn, mode: &r.st.Mode, approved: in.ApprovedChecks}
-	r.turn.hooks = r.driver
+	r.Host = newHost(&r.st.HostState, in.ApprovedChecks)
 	return r
 }
 
@@ -168,8 +157,8 @@ func (r *taskRun) run(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if ceremonyMode(r.st.Mode) {
-		if err := r.driver.Start(ctx, r.st.Mode, r.in.Prompt, r.in.ExecutionID); err != nil {
+	if def, ok := ceremonies.ForMode(r.st.Mode); ok {
+		if err := r.driver.Open(ctx, def.Name, def.Version, Opening{Brief: r.in.Prompt, Execution: r.in.ExecutionID}, nil); err != nil {
 			return err
 		}
 	}
@@ -196,7 +185,7 @@ func (r *taskRun) progress(q ProgressQuery) (Progress, error) {
 	if q.ExecutionID != "" && q.ExecutionID != r.in.ExecutionID {
 		return Progress{}, refuse("execution %s is not this task's; the task runs execution %s", q.ExecutionID, r.in.ExecutionID)
 	}
-	return r.st.page(&r.st.Execution, r.st.Current(), q.After), nil
+	return r.st.page(r.st.Execution, r.st.Current(), q.After), nil
 }
 
 func (r *taskRun) result() (*contract.Result, error) {

@@ -161,27 +161,20 @@ type TurnHooks interface {
 
 // Turn runs an execution's model/tool loop over a TurnState.
 type Turn struct {
-	st    *TurnState
-	exec  *ExecutionState
+	// st is the host's state: the turn's, the journal, the execution, and
+	// the mode, whose work mode (review, writer, research) decides calls
+	// with the policy; a ceremony's mode works as normal.
+	st    *HostState
 	hooks TurnHooks
-	j     *Journal
-	// mode is the host's mode: its work mode (review, writer, research)
-	// decides calls with the policy; a ceremony's mode works as normal.
-	mode *string
 }
 
 // workMode is the work mode the turn decides with.
-func (t *Turn) workMode() policy.Mode {
-	if t.mode == nil {
-		return policy.Normal
-	}
-	return policy.WorkMode(*t.mode)
-}
+func (t *Turn) workMode() policy.Mode { return policy.WorkMode(t.st.Mode) }
 
 // Current is the session the turn works in now.
 func (t *Turn) Current() string { return t.st.Current() }
 
-func (t *Turn) emit(ev contract.Event) { t.j.emit(ev) }
+func (t *Turn) emit(ev contract.Event) { t.st.emit(ev) }
 
 // Begin opens the session if needed, appends the prompt (none for a
 // decision) and takes the settings snapshot the turn decides with.
@@ -308,7 +301,7 @@ func (t *Turn) offer() Offer {
 	}
 	if snap := t.st.Snapshot; snap != nil {
 		for _, h := range snap.HostTools {
-			if h.Web && t.st.NoWeb || JobRequestTool(h.Name) && jobMode(t.mode) {
+			if h.Web && t.st.NoWeb || JobRequestTool(h.Name) && jobMode(t.st.Mode) {
 				continue
 			}
 			var names []string
@@ -353,7 +346,7 @@ func (t *Turn) continueSession(ctx workflow.Context) error {
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityContinueSession, ContinueSessionInput{
 		SessionID:   from,
 		Revision:    t.st.Revision,
-		ExecutionID: t.exec.ID,
+		ExecutionID: t.st.Execution.ID,
 		Model:       t.st.Snapshot.Model,
 		ContextCap:  t.st.Snapshot.ContextCap,
 	}).Get(ctx, &res)
@@ -363,7 +356,7 @@ func (t *Turn) continueSession(ctx workflow.Context) error {
 	t.st.SessionIDs = append(t.st.SessionIDs, res.SessionID)
 	t.st.Ledgers = append(t.st.Ledgers, contract.Usage{})
 	t.st.Revision = res.Revision
-	t.exec.Sessions = append(t.exec.Sessions, res.SessionID)
+	t.st.Execution.Sessions = append(t.st.Execution.Sessions, res.SessionID)
 	upsertSessions(ctx, t.st.SessionIDs)
 	t.emit(contract.Event{Type: contract.EventSessionContinued, From: from, SessionID: res.SessionID})
 	t.emit(contract.Event{Type: contract.EventSession, SessionID: res.SessionID})
@@ -444,13 +437,9 @@ func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Deci
 	var err error
 	switch {
 	case c.Host && JobRequestTool(c.Tool):
-		mode := ""
-		if t.mode != nil {
-			mode = *t.mode
-		}
 		err = executeActivity(ctx, JobRequestOptions, ActivityRequestJob, JobRequestInput{
 			SessionID: in.SessionID, Sessions: slices.Clone(t.st.SessionIDs), Key: c.Key, CallID: c.CallID, Tool: c.Tool,
-			Decision: decision, Mode: mode, Root: t.st.Root, Model: t.st.Model,
+			Decision: decision, Mode: t.st.Mode, Root: t.st.Root, Model: t.st.Model,
 		}, &res)
 	case c.Tool == "local_exec" || c.Host:
 		err = executeActivity(ctx, ExecOptions, ActivityToolCall, in, &res)
@@ -540,7 +529,7 @@ func endedAs(err error, interrupted string) (contract.Status, string) {
 // cancelled, and journals how it ended. ceremony is the outcome of the
 // ceremony the execution drove, if any.
 func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, ceremony *contract.CeremonyOutcome) *contract.Result {
-	ex := t.exec
+	ex := t.st.Execution
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony}
 	if p := t.st.Pending; p != nil && status == contract.NeedsDecision {

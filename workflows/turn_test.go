@@ -70,10 +70,9 @@ type hookReport struct {
 // hookHost is a workflow that hosts a turn with testHooks, the way the
 // session and the task host it with the ceremony driver.
 func hookHost(ctx workflow.Context, stopAt int) (hookReport, error) {
-	st := newTurnState(sessionID)
+	st := newHostState(sessionID, "", "exec-1")
 	st.Approval = policy.ApproveNone
-	j := &Journal{}
-	t := &Turn{st: &st, exec: &ExecutionState{ID: "exec-1", Sessions: []string{sessionID}}, j: j}
+	t := newHost(&st, nil).turn
 	h := &testHooks{t: t, stopAt: stopAt}
 	t.hooks = h
 	err := t.Begin(ctx, BeginTurnInput{SessionID: sessionID, ExecutionID: "exec-1", Prompt: "go", Root: "/work/app", Mode: "normal"})
@@ -82,7 +81,7 @@ func hookHost(ctx workflow.Context, stopAt int) (hookReport, error) {
 	}
 	status, msg := endedAs(err, "")
 	res := t.Finish(ctx, status, msg, nil)
-	return hookReport{Result: *res, Before: h.before, Took: h.took, Answers: h.answers, Events: eventTypes(j.Events)}, nil
+	return hookReport{Result: *res, Before: h.before, Took: h.took, Answers: h.answers, Events: eventTypes(st.Events)}, nil
 }
 
 func runHookHost(t *testing.T, acts *scripted, stopAt int) hookReport {

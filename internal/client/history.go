@@ -314,9 +314,17 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 			return fmt.Sprintf("%s call %s · %s", r.Tool, r.CallID, r.Decision)
 		}
 	case workflows.ActivityCeremonyStart:
-		var r workflows.CeremonyStartInput
+		// Inputs recorded before the driver opened definitions by name
+		// named the mode instead.
+		var r struct {
+			workflows.CeremonyStartInput
+			Mode string `json:"mode"`
+		}
 		if dc.FromPayloads(in, &r) == nil {
-			return fmt.Sprintf("%s mode, instance %s", r.Mode, r.InstanceID)
+			if r.Definition == "" {
+				return fmt.Sprintf("%s mode, instance %s", r.Mode, r.InstanceID)
+			}
+			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.InstanceID)
 		}
 	case workflows.ActivityCeremonyClaim:
 		var r workflows.ClaimInput
