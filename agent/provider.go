@@ -194,23 +194,28 @@ func (c *Client) complete(ctx context.Context, params openai.ChatCompletionNewPa
 	return resp, nil
 }
 
-func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewParams, onProgress func(Progress), opts ...option.RequestOption) (Response, error) {
-	// A server that does not stream answers with one JSON body, which the
-	// event-stream decoder reads as no events: keep what it said.
-	var plain *cappedBuffer
-	opts = append(opts, option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+// keepPlainBody keeps what a server that does not stream answers with: one
+// JSON body, which the event-stream decoder reads as no events. The
+// buffer is nil until such a body is read.
+func keepPlainBody(plain **cappedBuffer) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		resp, err := next(req)
 		if resp != nil && resp.Body != nil {
 			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
-				plain = &cappedBuffer{limit: maxErrorBody}
+				*plain = &cappedBuffer{limit: maxErrorBody}
 				resp.Body = struct {
 					io.Reader
 					io.Closer
-				}{io.TeeReader(resp.Body, plain), resp.Body}
+				}{io.TeeReader(resp.Body, *plain), resp.Body}
 			}
 		}
 		return resp, err
-	}))
+	})
+}
+
+func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewParams, onProgress func(Progress), opts ...option.RequestOption) (Response, error) {
+	var plain *cappedBuffer
+	opts = append(opts, keepPlainBody(&plain))
 	s := c.completions.NewStreaming(ctx, params, opts...)
 	defer s.Close()
 	var (
@@ -276,12 +281,18 @@ func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewPara
 		}
 		return Response{}, ErrIncompleteStream
 	}
+	return streamed(&acc, reasoning.String(), usageRaw), nil
+}
+
+// streamed is the response a finished stream accumulated: its first
+// choice, the reasoning and the usage it sent.
+func streamed(acc *openai.ChatCompletionAccumulator, reasoning, usageRaw string) Response {
 	choice := acc.Choices[0]
 	resp := Response{
 		ID:           acc.ID,
 		Model:        acc.Model,
 		Text:         choice.Message.Content,
-		Reasoning:    reasoning.String(),
+		Reasoning:    reasoning,
 		FinishReason: choice.FinishReason,
 		Usage:        parseUsage(usageRaw),
 	}
@@ -295,7 +306,7 @@ func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewPara
 			Arguments: normalizeArguments(tc.Function.Arguments),
 		})
 	}
-	return resp, nil
+	return resp
 }
 
 // reasoningText returns the "reasoning" member of a message or delta, or its

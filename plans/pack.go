@@ -65,96 +65,128 @@ type citedFile struct {
 	problem string
 }
 
+// packer builds one task's pack: the defects it finds, and what the pack
+// is written from.
+type packer struct {
+	d    Decomposition
+	i    int
+	fsys fs.FS
+	ds   Defects
+	// scope are the task's scope paths as the pack shows them ("(new)"
+	// for one that does not exist yet), tests the test files among them.
+	scope, tests []string
+	// files are the cited files, order their paths as first cited, and
+	// regions what the pack quotes of each.
+	files   map[string]*citedFile
+	order   []string
+	regions map[string][]region
+}
+
+func (pk *packer) defect(format string, args ...any) {
+	pk.ds = append(pk.ds, Defect{Tasks: []string{label(pk.d.Tasks, pk.i)}, Text: fmt.Sprintf(format, args...)})
+}
+
 func buildPack(id string, d Decomposition, i, wave int, fsys fs.FS) (string, Defects) {
-	t := d.Tasks[i]
-	var ds Defects
-	defect := func(format string, args ...any) {
-		ds = append(ds, Defect{Tasks: []string{label(d.Tasks, i)}, Text: fmt.Sprintf(format, args...)})
+	pk := &packer{d: d, i: i, fsys: fsys, files: map[string]*citedFile{}, regions: map[string][]region{}}
+	pk.readScope()
+	pk.readCitations()
+	if len(pk.ds) > 0 {
+		return "", pk.ds
 	}
-	scope := make([]string, 0, len(t.Scope))
-	var tests []string
-	for _, raw := range t.Scope {
+	pack := pk.write(id, wave)
+	if len(pack) > MaxPack {
+		pk.defect("its context pack is %d bytes (at most %d); split the task or cite less", len(pack), MaxPack)
+		return "", pk.ds
+	}
+	return pack, nil
+}
+
+// readScope checks the task's scope paths against the workspace.
+func (pk *packer) readScope() {
+	for _, raw := range pk.d.Tasks[pk.i].Scope {
 		p, ok := CleanPath(raw)
 		if !ok {
-			defect("scope path %q is not inside the workspace; give a path relative to its root, without \"..\"", raw)
+			pk.defect("scope path %q is not inside the workspace; give a path relative to its root, without \"..\"", raw)
 			continue
 		}
 		if test, _ := IsTestFile(p); test {
-			tests = append(tests, p)
+			pk.tests = append(pk.tests, p)
 		}
-		info, err := fs.Stat(fsys, p)
+		info, err := fs.Stat(pk.fsys, p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			scope = append(scope, p+" (new)")
+			pk.scope = append(pk.scope, p+" (new)")
 		case err != nil:
-			defect("scope path %s cannot be read: %s", p, reason(err))
+			pk.defect("scope path %s cannot be read: %s", p, reason(err))
 		case info.IsDir():
-			defect("scope path %s is a directory; list the files the task changes", p)
+			pk.defect("scope path %s is a directory; list the files the task changes", p)
 		default:
-			scope = append(scope, p)
+			pk.scope = append(pk.scope, p)
 		}
 	}
+}
 
-	files := map[string]*citedFile{}
-	var order []string // cited paths in the order first cited
-	regions := map[string][]region{}
-	for j, c := range t.Context {
+// readCitations checks each citation against its file and keeps the
+// region around it.
+func (pk *packer) readCitations() {
+	for j, c := range pk.d.Tasks[pk.i].Context {
 		p, ok := CleanPath(c.Path)
 		if !ok {
-			defect("citation %d: path %q is not inside the workspace; give a path relative to its root, without \"..\"", j+1, c.Path)
+			pk.defect("citation %d: path %q is not inside the workspace; give a path relative to its root, without \"..\"", j+1, c.Path)
 			continue
 		}
-		f, read := files[p]
+		f, read := pk.files[p]
 		if !read {
-			f = readCited(fsys, p)
-			files[p] = f
+			f = readCited(pk.fsys, p)
+			pk.files[p] = f
 		}
 		if f.problem != "" {
-			defect("citation %d: %s", j+1, f.problem)
+			pk.defect("citation %d: %s", j+1, f.problem)
 			continue
 		}
 		switch n := len(f.lines); {
 		case c.Line < 1:
-			defect("citation %d: line %d of %s; lines count from 1", j+1, c.Line, p)
+			pk.defect("citation %d: line %d of %s; lines count from 1", j+1, c.Line, p)
 			continue
 		case c.Line > n:
-			defect("citation %d: %s has %d %s; line %d is past its end", j+1, p, n, plural(n, "line", "lines"), c.Line)
+			pk.defect("citation %d: %s has %d %s; line %d is past its end", j+1, p, n, plural(n, "line", "lines"), c.Line)
 			continue
 		}
 		line := collapse(f.lines[c.Line-1])
 		if quote := collapse(c.Quote); utf8.RuneCountInString(quote) < MinQuote || !strings.Contains(line, quote) {
-			defect("%s:%d does not contain the quote (at least %d characters); the line reads %s", p, c.Line, MinQuote, jsonargs.Quote(line))
+			pk.defect("%s:%d does not contain the quote (at least %d characters); the line reads %s", p, c.Line, MinQuote, jsonargs.Quote(line))
 			continue
 		}
-		if _, seen := regions[p]; !seen {
-			order = append(order, p)
+		if _, seen := pk.regions[p]; !seen {
+			pk.order = append(pk.order, p)
 		}
-		regions[p] = append(regions[p], region{max(1, c.Line-Margin), min(len(f.lines), c.Line+Margin)})
+		pk.regions[p] = append(pk.regions[p], region{max(1, c.Line-Margin), min(len(f.lines), c.Line+Margin)})
 	}
-	if len(ds) > 0 {
-		return "", ds
-	}
+}
 
+// write is the pack's text.
+func (pk *packer) write(id string, wave int) string {
+	t := pk.d.Tasks[pk.i]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %s of plan %s, wave %d: %s\n", t.ID, id, wave, t.Goal)
-	fmt.Fprintf(&b, "Scope (the only files you may change): %s\n", strings.Join(scope, ", "))
+	fmt.Fprintf(&b, "Scope (the only files you may change): %s\n", strings.Join(pk.scope, ", "))
 	fmt.Fprintf(&b, "Unit check: %s\n", t.UnitCheck)
 	if t.TestFirst {
 		in := ""
-		if len(tests) > 0 {
-			in = " in " + strings.Join(tests, ", ")
+		if len(pk.tests) > 0 {
+			in = " in " + strings.Join(pk.tests, ", ")
 		}
 		fmt.Fprintf(&b, "Test first: write a test%s that fails, and see the unit check fail, before you change the code; then make it pass.\n", in)
 	}
 	if len(t.Protect) > 0 {
 		fmt.Fprintf(&b, "Do not change: %s\n", strings.Join(t.Protect, ", "))
 	}
-	if interfaces := strings.TrimSpace(d.Interfaces); interfaces != "" {
+	if interfaces := strings.TrimSpace(pk.d.Interfaces); interfaces != "" {
 		fmt.Fprintf(&b, "Interfaces shared by the plan:\n%s\n", interfaces)
 	}
-	for _, p := range order {
-		lines := files[p].lines
-		for _, r := range merge(regions[p]) {
+	for _, p := range pk.order {
+		lines := pk.files[p].lines
+		for _, r := range merge(pk.regions[p]) {
 			fmt.Fprintf(&b, "--- %s:%d-%d ---\n", p, r.first, r.last)
 			for _, l := range lines[r.first-1 : r.last] {
 				b.WriteString(l)
@@ -162,12 +194,7 @@ func buildPack(id string, d Decomposition, i, wave int, fsys fs.FS) (string, Def
 			}
 		}
 	}
-	pack := b.String()
-	if len(pack) > MaxPack {
-		defect("its context pack is %d bytes (at most %d); split the task or cite less", len(pack), MaxPack)
-		return "", ds
-	}
-	return pack, nil
+	return b.String()
 }
 
 // readCited reads a cited file once for all its citations.
