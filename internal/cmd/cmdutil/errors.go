@@ -30,6 +30,10 @@ const (
 	ExitSignal      = 130
 )
 
+// ExitHelp is the exit codes of a command that is not a watch, for its
+// Long help.
+const ExitHelp = "Exit codes: 0 ok, 1 error, 2 usage error, 4 axlrd unreachable."
+
 // ErrLeft: the person left a watch with a second Ctrl+C.
 var ErrLeft = errors.New("left without waiting; the execution goes on in axlrd")
 

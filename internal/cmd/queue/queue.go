@@ -54,7 +54,9 @@ Queue fields:
   axlr-tui queue [--json]
 
 Queue a job's merge with axlr-tui jobs queue ID; take it back with
-axlr-tui jobs unqueue ID.`,
+axlr-tui jobs unqueue ID.
+
+` + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(0, "usage: axlr-tui queue [--json]"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), opts, runF, queueRun) },
 	}

@@ -40,7 +40,7 @@ func NewCmdApprove(f *factory.Factory, runF func(context.Context, *ApproveOption
 		Long: `Approve what the job waits for: the check command it asks to run once,
 or the merge of its green pull request. It returns once the job's workflow
 has taken the decision; --json prints the record then (axlr-tui jobs watch
-ID follows the job on).`,
+ID follows the job on).` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("approve ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

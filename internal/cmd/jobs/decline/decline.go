@@ -40,7 +40,7 @@ func NewCmdDecline(f *factory.Factory, runF func(context.Context, *DeclineOption
 		Short: "Decline the job's merge: it ends blocked, the pull request left open",
 		Long: `Decline the merge of the job's green pull request: the job ends blocked
 with your reason and the pull request is left open. It returns once the
-job's workflow has taken the decision; --json prints the record then.`,
+job's workflow has taken the decision; --json prints the record then.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("decline ID --reason TEXT [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

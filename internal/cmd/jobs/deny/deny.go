@@ -40,7 +40,7 @@ func NewCmdDeny(f *factory.Factory, runF func(context.Context, *DenyOptions) err
 		Short: "Deny the check command the job waits on",
 		Long: `Deny the check command the job asks to run: the model is sent back with
 your reason. It returns once the job's workflow has taken the decision;
---json prints the record then.`,
+--json prints the record then.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("deny ID --reason TEXT [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

@@ -47,7 +47,7 @@ func NewCmdInstall(f *factory.Factory, runF func(context.Context, *InstallOption
 		Long: `Install the candidate build of a merged job over axlrd's executable and
 this axlr-tui's, each kept first as a backup beside it. axlrd never
 restarts itself: restart it (and any axlr-tui running) to run the new
-build; --json prints the record.`,
+build; --json prints the record.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("install ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

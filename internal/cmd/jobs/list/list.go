@@ -42,7 +42,7 @@ func NewCmdList(f *factory.Factory, runF func(context.Context, *ListOptions) err
 		Long: `List every job the job registry holds, newest first: its id, kind,
 status, step, pull request, place in its merge queue and when it last
 changed. With --json, one line: the array of job records.
-` + shared.RecordHelp(),
+` + shared.RecordHelp() + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(0, shared.Usage("list [--json]")),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), opts, runF, listRun) },
 	}

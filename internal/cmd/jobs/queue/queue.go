@@ -42,7 +42,7 @@ func NewCmdQueue(f *factory.Factory, runF func(context.Context, *QueueOptions) e
 		Long: `Queue the merge of a job that waits for its merge decision: the merge
 queue of its repository and base updates its branch, waits for its checks
 and merges it in its turn (axlr-tui queue lists the queues). With --json,
-the queue on one line.`,
+the queue on one line.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("queue ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

@@ -43,7 +43,7 @@ func NewCmdRecover(f *factory.Factory, runF func(context.Context, *RecoverOption
 		Short: "Run an interrupted job again, in its session and clone",
 		Long: `Run an interrupted job again from where it stood, in its session and
 clone; only an interrupted job is recovered. axlr-tui jobs watch ID follows
-it then; --json prints its record.`,
+it then; --json prints its record.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("recover ID [--model NAME] [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

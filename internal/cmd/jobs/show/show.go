@@ -48,7 +48,7 @@ func NewCmdShow(f *factory.Factory, runF func(context.Context, *ShowOptions) err
 		Long: `Print one job's record, as the job's workflow knows it now (the
 registry's last report once the workflow is gone), and each activity it
 tries again after a failure. With --json, the record on one line.
-` + shared.RecordHelp(),
+` + shared.RecordHelp() + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("show ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

@@ -42,7 +42,7 @@ func NewCmdUnqueue(f *factory.Factory, runF func(context.Context, *UnqueueOption
 		Short: "Take the job off its merge queue; it goes on waiting for its merge decision",
 		Long: `Take a job off its repository's merge queue, with an optional reason:
 the job goes on waiting for your merge decision. With --json, the queue on
-one line.`,
+one line.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("unqueue ID [--reason TEXT] [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

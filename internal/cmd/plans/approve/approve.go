@@ -39,7 +39,7 @@ func NewCmdApprove(f *factory.Factory, runF func(context.Context, *ApproveOption
 		Short: "Approve what the plan waits for: the commands it runs as its baseline, or the plan",
 		Long: `Approve what the plan waits for: the commands it names, run once as its
 baseline, or its card, after which its tasks run in waves in the
-background. --json prints the record after the decision.`,
+background. --json prints the record after the decision.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("approve ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

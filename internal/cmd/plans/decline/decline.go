@@ -39,7 +39,7 @@ func NewCmdDecline(f *factory.Factory, runF func(context.Context, *DeclineOption
 		Use:   "decline ID --reason TEXT",
 		Short: "Decline the plan: it ends declined",
 		Long: `Decline the plan with your reason: it ends declined and none of its
-tasks runs. --json prints the record after the decision.`,
+tasks runs. --json prints the record after the decision.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("decline ID --reason TEXT [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

@@ -41,7 +41,7 @@ func NewCmdList(f *factory.Factory, runF func(context.Context, *ListOptions) err
 		Short: "List the plans, newest first",
 		Long: `List every plan, newest first, whatever its status: its id, status, tasks
 done and waves. With --json, one line: the array of plan records.
-` + shared.RecordHelp(),
+` + shared.RecordHelp() + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(0, shared.Usage("list [--json]")),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), opts, runF, listRun) },
 	}

@@ -40,7 +40,7 @@ func NewCmdRecover(f *factory.Factory, runF func(context.Context, *RecoverOption
 		Use:   "recover ID",
 		Short: "Run an interrupted plan again from where it stood",
 		Long: `Run an interrupted plan again from where it stood: the tasks done stay
-done. Only an interrupted plan is recovered; --json prints its record.`,
+done. Only an interrupted plan is recovered; --json prints its record.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("recover ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

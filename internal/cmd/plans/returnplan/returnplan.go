@@ -40,7 +40,7 @@ func NewCmdReturn(f *factory.Factory, runF func(context.Context, *ReturnOptions)
 		Short: "Send the plan back to the planner with a reason (twice at most)",
 		Long: `Send the plan back to the planner with your reason, at most twice: it
 plans again. While the plan waits for its commands, return denies them and
-sends the planner back. --json prints the record after the decision.`,
+sends the planner back. --json prints the record after the decision.` + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("return ID --reason TEXT [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

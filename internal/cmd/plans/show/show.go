@@ -42,7 +42,7 @@ func NewCmdShow(f *factory.Factory, runF func(context.Context, *ShowOptions) err
 		Long: `Print one plan: its fields, each task with its wave, status, session and
 changed files, the questions its task workers asked, and each sync. With
 --json, the record on one line.
-` + shared.RecordHelp(),
+` + shared.RecordHelp() + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("show ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
