@@ -1,5 +1,5 @@
-// Command axlr-tui submits work to axlrd and watches it: --exec, --decide,
-// result and history. See internal/cli.
+// Command axlr-tui runs work in axlrd and watches it: the terminal UI,
+// exec, jobs, plans, result, history and queue. See internal/cmd/root.
 package main
 
 import (
@@ -8,16 +8,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/cmd/factory"
+	"github.com/underpass-ai/axlr/internal/cmd/root"
 )
 
 func main() {
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM)
-	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.IO{
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		Interrupts: interrupts,
-	}))
+	os.Exit(root.Main(context.Background(), factory.New(interrupts), os.Args[1:]))
 }

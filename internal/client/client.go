@@ -18,8 +18,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,7 +69,8 @@ const (
 // machine as its settings file describes it.
 type Options struct {
 	// Address is axlrd's Temporal frontend, host:port (default: the
-	// settings' daemon.temporal_address, then 127.0.0.1:7233).
+	// settings' daemon.temporal_address, then 127.0.0.1 on their
+	// daemon.frontend_port, where axlrd listens then, then 127.0.0.1:7233).
 	Address string
 	// Namespace is the Temporal namespace (default: the settings'
 	// daemon.namespace, then "default").
@@ -78,6 +81,15 @@ type Options struct {
 	// Getenv reads AXLR_HOST_ID and the XDG directories (default
 	// os.Getenv).
 	Getenv func(string) string
+}
+
+// address is where axlrd's frontend is, as Address says.
+func (o Options) address(d settings.Daemon) string {
+	port := ""
+	if d.FrontendPort != 0 {
+		port = net.JoinHostPort("127.0.0.1", strconv.Itoa(d.FrontendPort))
+	}
+	return cmp.Or(o.Address, d.TemporalAddress, port, DefaultAddress)
 }
 
 // temporal is what Client uses of the Temporal SDK's client.
@@ -143,7 +155,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	addr := cmp.Or(o.Address, set.Daemon.TemporalAddress, DefaultAddress)
+	addr := o.address(set.Daemon)
 	red := redact.New(append(slices.Clone(set.Secrets), redact.Secrets(os.Environ())...))
 	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()

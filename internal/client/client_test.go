@@ -74,6 +74,8 @@ func TestDial(t *testing.T) {
 	}{
 		{name: "flag address", o: Options{Address: "127.0.0.1:1", SettingsPath: absent, Getenv: env("h")}, unreachable: "127.0.0.1:1"},
 		{name: "settings address", o: Options{SettingsPath: write("addr.json", `{"daemon": {"temporal_address": "127.0.0.1:1"}}`), Getenv: env("h")}, unreachable: "127.0.0.1:1"},
+		{name: "settings frontend port", o: Options{SettingsPath: write("port.json", `{"daemon": {"frontend_port": 1}}`), Getenv: env("h")}, unreachable: "127.0.0.1:1"},
+		{name: "settings address over frontend port", o: Options{SettingsPath: write("both.json", `{"daemon": {"temporal_address": "127.0.0.1:1", "frontend_port": 2}}`), Getenv: env("h")}, unreachable: "127.0.0.1:1"},
 		{name: "flag over settings", o: Options{Address: "127.0.0.1:1", SettingsPath: write("addr2.json", `{"daemon": {"temporal_address": "127.0.0.1:2"}}`), Getenv: env("h")}, unreachable: "127.0.0.1:1"},
 		{name: "bad settings", o: Options{Address: "127.0.0.1:1", SettingsPath: write("bad.json", `{"daemon": {"temporal_address": 7}}`), Getenv: env("h")}, err: "bad.json"},
 		{name: "bad host id", o: Options{Address: "127.0.0.1:1", SettingsPath: absent, Getenv: env("Not A Host")}, err: `AXLR_HOST_ID="Not A Host"`},

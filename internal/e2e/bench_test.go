@@ -19,7 +19,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/cli"
+	axlrclient "github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/daemon"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
@@ -376,7 +376,7 @@ func waitResult(b *testing.B, c client.Client, wid, eid string) *contract.Result
 // ceremonySpan reads, from history, when the decide update was accepted and
 // when the last transition was recorded.
 func ceremonySpan(b *testing.B, c client.Client, wid string) (time.Time, time.Time) {
-	t, err := cli.LoadTrajectory(context.Background(), c, wid)
+	t, err := axlrclient.LoadTrajectory(context.Background(), c, wid)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/daemon"
 )
 
@@ -122,7 +122,7 @@ func TestContinueAsNewOnTheServer(t *testing.T) {
 		}
 	}
 	h := e.tui(ctx, "history", res.SessionID, "--json")
-	var traj cli.Trajectory
+	var traj client.Trajectory
 	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil || len(traj.Runs) < 2 {
 		t.Fatalf("history runs %v (%v)", traj.Runs, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/client"
 )
 
 // TestCrashLoopDuringCeremony kills axlrd (SIGKILL) again and again from
@@ -110,7 +110,7 @@ func TestCrashLoopDuringCeremony(t *testing.T) {
 	}
 	captureHistory(t, e, res.SessionID, "session_crash_loop")
 	h := e.tui(ctx, "history", res.SessionID, "--json")
-	var traj cli.Trajectory
+	var traj client.Trajectory
 	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil {
 		t.Fatalf("history: %v\n%s", err, h.stderr)
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
+	"github.com/underpass-ai/axlr/internal/cmd/root"
 	"github.com/underpass-ai/axlr/internal/daemon"
 )
 
@@ -102,7 +104,7 @@ func TestNeedsDecisionThenDecide(t *testing.T) {
 	if h.code != 0 {
 		t.Fatalf("history: exit %d %s", h.code, h.stderr)
 	}
-	var traj cli.Trajectory
+	var traj client.Trajectory
 	if err := json.Unmarshal([]byte(h.stdout), &traj); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +153,8 @@ func TestUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := e.tui(ctx, "--exec", "hello", "--model", "m")
-	if r.code != cli.ExitUnreachable {
-		t.Fatalf("exit %d, want %d", r.code, cli.ExitUnreachable)
+	if r.code != cmdutil.ExitUnreachable {
+		t.Fatalf("exit %d, want %d", r.code, cmdutil.ExitUnreachable)
 	}
 	msg := strings.TrimSpace(r.stderr)
 	if strings.Contains(msg, "\n") || !strings.Contains(msg, "axlrd not reachable at "+e.address()+`: start it with "go run ./cmd/axlrd"`) {
@@ -196,10 +198,9 @@ func TestInterrupt(t *testing.T) {
 	done := make(chan cliResult, 1)
 	go func() {
 		var stdout, stderr syncBuffer
-		code := cli.Main(ctx, []string{"--exec", "a slow one", "--model", "m", "--json", "--temporal-address", e.address()}, cli.IO{
-			Stdout: &stdout, Stderr: &stderr, Getenv: e.getenv, Interrupts: interrupts,
-			Getwd: func() (string, error) { return e.workspace, nil },
-		})
+		f := e.factory(&stdout, &stderr)
+		f.Interrupts = interrupts
+		code := root.Main(ctx, f, []string{"--exec", "a slow one", "--model", "m", "--json", "--temporal-address", e.address()})
 		done <- cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
 	}()
 	<-arrived

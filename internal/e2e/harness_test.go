@@ -24,7 +24,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/cli"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/cmd/factory"
+	"github.com/underpass-ai/axlr/internal/cmd/root"
 	"github.com/underpass-ai/axlr/internal/daemon"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/made/embedded"
@@ -50,7 +52,7 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeMadeMCP())
 	case os.Getenv(tuiEnv) == "1":
 		// axlr-tui itself, in a terminal (tui_test.go).
-		os.Exit(cli.Main(context.Background(), os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+		os.Exit(root.Main(context.Background(), factory.New(nil), os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -266,16 +268,21 @@ type cliResult struct {
 	code           int
 }
 
+// factory is axlr-tui's factory in this process: empty standard input,
+// stdout and stderr, the env's environment and its workspace as the
+// current directory.
+func (e *env) factory(stdout, stderr io.Writer) *factory.Factory {
+	return &factory.Factory{
+		IOStreams: factory.NewIOStreams(strings.NewReader(""), stdout, stderr),
+		Getwd:     func() (string, error) { return e.workspace, nil },
+		Conn:      client.Options{Getenv: e.getenv},
+	}
+}
+
 // tui runs axlr-tui's Main in this process.
 func (e *env) tui(ctx context.Context, args ...string) cliResult {
 	var stdout, stderr syncBuffer
-	code := cli.Main(ctx, append(args, "--temporal-address", e.address()), cli.IO{
-		Stdin:  strings.NewReader(""),
-		Stdout: &stdout,
-		Stderr: &stderr,
-		Getenv: e.getenv,
-		Getwd:  func() (string, error) { return e.workspace, nil },
-	})
+	code := root.Main(ctx, e.factory(&stdout, &stderr), append(args, "--temporal-address", e.address()))
 	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 

@@ -24,9 +24,9 @@ type tmux struct {
 	shots int
 }
 
-// startTUI opens axlr-tui, the test binary as axlr-tui, in tmux, in the
-// env's workspace.
-func startTUI(t *testing.T, e *env) *tmux {
+// startTUI opens axlr-tui with args, the test binary as axlr-tui, in
+// tmux, in the env's workspace.
+func startTUI(t *testing.T, e *env, args ...string) *tmux {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is not installed (.ci/run installs it)")
@@ -37,9 +37,9 @@ func startTUI(t *testing.T, e *env) *tmux {
 	}
 	sort.Strings(vars)
 	name := fmt.Sprintf("axlr-e2e-%d", os.Getpid())
-	args := append([]string{"new-session", "-d", "-s", name, "-x", "80", "-y", "24", "-c", e.workspace, "env", "-i", tuiEnv + "=1", "TERM=xterm-256color", "NO_COLOR=1"}, vars...)
-	args = append(args, os.Args[0], "--temporal-address", e.address())
-	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+	tmuxArgs := append([]string{"new-session", "-d", "-s", name, "-x", "80", "-y", "24", "-c", e.workspace, "env", "-i", tuiEnv + "=1", "TERM=xterm-256color", "NO_COLOR=1"}, vars...)
+	tmuxArgs = append(append(tmuxArgs, os.Args[0]), args...)
+	if out, err := exec.Command("tmux", tmuxArgs...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 	m := &tmux{t: t, name: name}
@@ -126,7 +126,7 @@ func TestTUIInTmux(t *testing.T) {
 	defer cancel()
 	rec := admitRepair(ctx, t, c)
 
-	m := startTUI(t, e)
+	m := startTUI(t, e, "--temporal-address", e.address())
 	m.waitFor(ctx, "the footer", "m")
 	m.keys("-l", "clean the build directory")
 	m.keys("Enter")
@@ -176,7 +176,7 @@ func TestTUIReconnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d := e.spawn()
-	m := startTUI(t, e)
+	m := startTUI(t, e, "--temporal-address", e.address())
 	m.waitFor(ctx, "the footer", "m · normal")
 	m.keys("-l", "hello")
 	m.keys("Enter")
@@ -194,5 +194,25 @@ func TestTUIReconnects(t *testing.T) {
 	m.keys("-l", "again")
 	m.keys("Enter")
 	m.waitFor(ctx, "the answer after the restart", "> again", "Still here.\n")
+	m.keys("C-c")
+}
+
+// TestTUIBare runs axlr-tui alone, as the README's "Run it" does: no
+// flag at all. It finds axlrd as a person's would, through settings.json
+// (the daemon's frontend port, which axlrd listens on too), takes its
+// model from there, and opens on the current directory: the welcome and
+// the footer show, and a prompt typed gets its answer.
+func TestTUIBare(t *testing.T) {
+	model := agenttest.NewServer(t, func(agenttest.Request) agenttest.Reply { return agenttest.Reply{Text: "Hello from axlrd."} })
+	e := newEnv(t, model.URL)
+	e.writeSettings(fmt.Sprintf(`{"model": "bare-model", "daemon": {"frontend_port": %d}}`, e.port))
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := startTUI(t, e)
+	m.waitFor(ctx, "the welcome and the footer", "prompts run in "+e.workspace, "bare-model · normal")
+	m.keys("-l", "say hello")
+	m.keys("Enter")
+	m.waitFor(ctx, "the answer", "> say hello", "Hello from axlrd.")
 	m.keys("C-c")
 }

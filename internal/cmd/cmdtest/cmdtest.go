@@ -1,14 +1,22 @@
 // Package cmdtest holds what the tests of axlr-tui's commands share:
-// golden files and the JSON field names of a type.
+// golden files, the JSON field names of a type, Execute, which runs a
+// command as axlr-tui's root would, and fakes of axlrd for the jobs and
+// plans commands (jobs.go, plans.go).
 package cmdtest
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 )
 
 // Golden compares got byte for byte with testdata/<test name>.json (a
@@ -56,4 +64,25 @@ func JSONFields(v any) []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// Execute runs cmd with args, its help and usage discarded, as
+// axlr-tui's root runs it: a flag pflag refuses is a usage error.
+func Execute(cmd *cobra.Command, args ...string) error {
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	_, err := cmd.ExecuteC()
+	return err
+}
+
+// JSON is v as encoding/json writes it.
+func JSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,13 +1,14 @@
 // Package cmdutil holds what axlr-tui's commands share: the errors that
-// carry exit codes and ExitCode that maps them, the connection flags, and
-// the result's JSON and text output with its declared field lists.
+// carry exit codes and ExitCode that maps them, the connection flags, the
+// result's JSON and text output with its declared field lists, the
+// printer of a watch's events and Follow, the watch of an execution, a job
+// or a plan to where it next needs the person.
 package cmdutil
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,6 +29,10 @@ const (
 	ExitUnreachable = 4
 	ExitSignal      = 130
 )
+
+// ExitHelp is the exit codes of a command that is not a watch, for its
+// Long help.
+const ExitHelp = "Exit codes: 0 ok, 1 error, 2 usage error, 4 axlrd unreachable."
 
 // ErrLeft: the person left a watch with a second Ctrl+C.
 var ErrLeft = errors.New("left without waiting; the execution goes on in axlrd")
@@ -55,6 +60,10 @@ func FlagErrorWrap(err error) error {
 	return &FlagError{err: err}
 }
 
+// FlagErrorFunc is the root's cobra.FlagErrorFunc: a flag pflag refuses
+// is a usage error (FlagErrorWrap).
+func FlagErrorFunc(_ *cobra.Command, err error) error { return FlagErrorWrap(err) }
+
 // ExactArgs requires n positional arguments; usage is the message
 // otherwise.
 func ExactArgs(n int, usage string) cobra.PositionalArgs {
@@ -64,6 +73,15 @@ func ExactArgs(n int, usage string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// NoCommand refuses the arguments of a command that groups others
+// ("axlr-tui jobs bogus"): it takes none of its own.
+func NoCommand(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return FlagErrorf("unknown command %q for %q (%s --help lists its commands)", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return nil
 }
 
 // StatusError ends a command with an execution's exit code, printing
@@ -106,72 +124,7 @@ func ExitCode(err error, stderr io.Writer) int {
 // AddConnectionFlags adds --temporal-address, --namespace and --settings,
 // which fill o.
 func AddConnectionFlags(fs *pflag.FlagSet, o *client.Options) {
-	fs.StringVar(&o.Address, "temporal-address", "", "axlrd's Temporal frontend at `HOST:PORT` (default "+client.DefaultAddress+")")
+	fs.StringVar(&o.Address, "temporal-address", "", "axlrd's Temporal frontend at `HOST:PORT` (default: settings.json's daemon, else "+client.DefaultAddress+")")
 	fs.StringVar(&o.Namespace, "namespace", "", "Temporal namespace `NAME` (default \""+client.DefaultNamespace+"\")")
 	fs.StringVar(&o.SettingsPath, "settings", "", "settings `FILE` (default $XDG_CONFIG_HOME/axlr/settings.json)")
-}
-
-// TakeTextFlag takes the flag --name, whose value is a text (a prompt, a
-// brief), out of args before pflag sees them: pflag would take the
-// argument after it as its value even when that is another flag. Its
-// value is --name=value, or the next argument when that is not a flag,
-// else empty: the command then takes its first positional argument.
-// Arguments after "--" are left as they are.
-func TakeTextFlag(args []string, name string) (found bool, value string, rest []string) {
-	flag := "--" + name
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return found, value, append(rest, args[i:]...)
-		case a == flag:
-			found = true
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				value = args[i+1]
-				i++
-			}
-		case strings.HasPrefix(a, flag+"="):
-			found = true
-			value = strings.TrimPrefix(a, flag+"=")
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return found, value, rest
-}
-
-// IDCommand is a subcommand that acts on one ID ("axlr-tui jobs approve
-// ID"); with Reason it takes --reason TEXT and refuses to run without one.
-type IDCommand struct {
-	Name, Usage, Short string
-	Reason             bool
-}
-
-// AddIDCommands adds subs to parent, each with --json (into asJSON) and,
-// where it takes one, --reason (into reason). act runs with the command's
-// name and ID; keeps says who keeps a reason, for the refusal of an empty
-// one. It returns the commands by name, for flags of their own.
-func AddIDCommands(parent *cobra.Command, subs []IDCommand, asJSON *bool, reason *string, keeps string,
-	act func(cmd *cobra.Command, name, id string) error) map[string]*cobra.Command {
-	out := map[string]*cobra.Command{}
-	for _, sub := range subs {
-		c := &cobra.Command{
-			Use:   sub.Usage,
-			Short: sub.Short,
-			Args:  ExactArgs(1, "usage: axlr-tui "+parent.Name()+" "+sub.Usage),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				if sub.Reason && strings.TrimSpace(*reason) == "" {
-					return FlagErrorf("%s %s needs --reason TEXT: %s", parent.Name(), sub.Name, keeps)
-				}
-				return act(cmd, sub.Name, args[0])
-			},
-		}
-		c.Flags().BoolVar(asJSON, "json", false, "print JSON")
-		if sub.Reason {
-			c.Flags().StringVar(reason, "reason", "", "why (required)")
-		}
-		parent.AddCommand(c)
-		out[sub.Name] = c
-	}
-	return out
 }

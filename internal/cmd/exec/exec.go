@@ -1,7 +1,8 @@
-// Package exec is axlr-tui's --exec and --decide: it runs a prompt as one
-// durable execution in axlrd (in a new session, or one it continues), or
-// decides the call a session waits on, then follows the execution to its
-// result through axlrd restarts. Ctrl+C interrupts the execution it
+// Package exec is axlr-tui exec (and the runtime contract's --exec,
+// --decide and --stop-ceremony, which root maps onto it): it runs a prompt
+// as one durable execution in axlrd (in a new session, or one it
+// continues), decides the call a session waits on, or stops its ceremony,
+// then follows the execution to its result through axlrd restarts. Ctrl+C interrupts the execution it
 // watches; a second Ctrl+C leaves it running. The runtime contract
 // (shared/seeds/runtime-contract.txt) fixes its flags, output and exit
 // codes.
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,7 +36,7 @@ const MaxPromptSize = 1 << 20
 // InterruptReason is the interrupted result's error after a Ctrl+C.
 const InterruptReason = "interrupted from axlr-tui"
 
-// Client is what --exec and --decide need of axlrd.
+// Client is what exec needs of axlrd.
 type Client interface {
 	CheckWorker(ctx context.Context) error
 	Start(ctx context.Context, req workflows.ExecuteRequest) (client.Execution, error)
@@ -52,7 +52,7 @@ type Client interface {
 
 var _ Client = (*client.Client)(nil)
 
-// ExecOptions are the dependencies and flags of --exec and --decide.
+// ExecOptions are the dependencies and flags of exec.
 type ExecOptions struct {
 	IO     *factory.IOStreams
 	Client func(context.Context) (Client, error)
@@ -61,7 +61,7 @@ type ExecOptions struct {
 	// Interrupts delivers Ctrl+C; nil never interrupts.
 	Interrupts <-chan os.Signal
 
-	// Prompt is --exec's prompt; "-" reads it from standard input.
+	// Prompt is the prompt; "-" reads it from standard input.
 	Prompt string
 	// Model, empty: the session's, then settings.json's.
 	Model string
@@ -85,8 +85,8 @@ type ExecOptions struct {
 	Web *bool
 }
 
-// NewCmdExec returns the command of --exec and --decide. It parses and
-// validates the flags, then calls runF, or execRun when runF is nil.
+// NewCmdExec returns the exec command. It parses and validates the
+// flags, then calls runF, or execRun when runF is nil.
 func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) error) *cobra.Command {
 	opts := &ExecOptions{
 		IO:         f.IOStreams,
@@ -95,34 +95,18 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 		Client:     factory.ClientFunc[Client](f),
 	}
 	cmd := &cobra.Command{
-		Use:   "axlr-tui --exec PROMPT | --session ID --decide approve|deny",
+		Use:   "exec [flags] PROMPT | exec --session ID --decide approve|deny | exec --session ID --stop-ceremony",
 		Short: "Run a prompt, or decide a pending call, as a durable execution in axlrd",
 		Long:  long(),
-		// pflag takes the argument after a string flag as its value even
-		// when it is a flag, so RunE takes --exec out of the arguments
-		// first: --exec --model m "prompt" works as --exec "prompt".
-		DisableFlagParsing: true,
-		SilenceErrors:      true,
-		SilenceUsage:       true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			isExec, prompt, rest := cmdutil.TakeTextFlag(args, "exec")
-			if err := cmd.Flags().Parse(rest); err != nil {
-				return cmdutil.FlagErrorWrap(err)
-			}
-			if help, _ := cmd.Flags().GetBool("help"); help {
-				return cmd.Help()
-			}
 			if fl := cmd.Flags().Lookup("web"); fl.Changed {
 				web := fl.Value.String() == "true"
 				opts.Web = &web
 			}
-			if err := opts.complete(isExec, prompt, cmd.Flags().Args()); err != nil {
+			if err := opts.complete(args); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return execRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd.Context(), opts, runF, execRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -138,7 +122,6 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 	fl.StringVar(&opts.PolicyFile, "policy", "", "execution policy `FILE` (JSON)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the event lines and the result as JSON")
 	fl.Bool("web", true, "offer web_fetch and web_search to the session (--web=false removes them from it)")
-	cmdutil.AddConnectionFlags(fl, &f.Conn)
 	return cmd
 }
 
@@ -146,17 +129,21 @@ func long() string {
 	return fmt.Sprintf(`Run a prompt as one durable execution in axlrd, or decide the call a
 session waits on, and print what came of it.
 
-  axlr-tui --exec "<prompt>" [--model NAME] [--root DIR]
+  axlr-tui exec "<prompt>" [--model NAME] [--root DIR]
            [--mode normal|review|writer|research|debug|delivery]
            [--approve none|local|all] [--session ID] [--policy FILE]
            [--web=false] [--json]
-  axlr-tui --session ID --decide approve|deny [--call ID] [--reason TEXT]
-           [--policy FILE] [--json]
-  axlr-tui --session ID --stop-ceremony [--reason TEXT] [--json]
+  axlr-tui exec --session ID --decide approve|deny [--call ID]
+           [--reason TEXT] [--policy FILE] [--json]
+  axlr-tui exec --session ID --stop-ceremony [--reason TEXT] [--json]
 
---exec takes the prompt as its value or as the first argument after the
-flags; --exec - reads it from standard input (up to %d MiB). Without
---session the prompt opens a new session in --root.
+The runtime contract's forms are the same command: axlr-tui --exec
+"<prompt>" ..., axlr-tui --session ID --decide approve|deny ... and
+axlr-tui --session ID --stop-ceremony ....
+
+exec - (or --exec -) reads the prompt from standard input (up to %d MiB);
+a prompt that starts with "-" goes after "--". Without --session the
+prompt opens a new session in --root.
 
 --decide decides the call --call names or, without --call, the call the
 session's last result waits on; axlr-tui says on stderr which it decides.
@@ -182,24 +169,23 @@ failed, 2 usage error, 4 axlrd unreachable, 130 left with a second Ctrl+C.`,
 		MaxPromptSize>>20, cmdutil.FieldsHelp(cmdutil.EventFields), cmdutil.FieldsHelp(cmdutil.ResultFields))
 }
 
-// complete sets the prompt and validates the flags.
-func (o *ExecOptions) complete(isExec bool, prompt string, pos []string) error {
-	if isExec && prompt == "" && len(pos) > 0 {
-		prompt, pos = pos[0], pos[1:]
+// complete takes the prompt from the arguments and validates the flags.
+func (o *ExecOptions) complete(args []string) error {
+	if len(args) > 0 {
+		o.Prompt, args = args[0], args[1:]
 	}
-	o.Prompt = prompt
-	if len(pos) > 0 {
-		return cmdutil.FlagErrorf("unexpected argument %q", pos[0])
+	if len(args) > 0 {
+		return cmdutil.FlagErrorf("unexpected argument %q", args[0])
 	}
 	switch {
-	case isExec && o.Decide != "":
-		return cmdutil.FlagErrorf("--exec and --decide cannot be used together")
-	case o.StopCeremony && (isExec || o.Decide != ""):
-		return cmdutil.FlagErrorf("--stop-ceremony cannot be used with --exec or --decide")
+	case o.StopCeremony && (o.Prompt != "" || o.Decide != ""):
+		return cmdutil.FlagErrorf("--stop-ceremony cannot be used with a prompt or --decide")
 	case o.StopCeremony:
 		if o.SessionID == "" {
 			return cmdutil.FlagErrorf("--stop-ceremony needs --session ID")
 		}
+	case o.Decide != "" && o.Prompt != "":
+		return cmdutil.FlagErrorf("a prompt and --decide cannot be used together")
 	case o.Decide != "":
 		if o.SessionID == "" {
 			return cmdutil.FlagErrorf("--decide needs --session ID")
@@ -207,9 +193,9 @@ func (o *ExecOptions) complete(isExec bool, prompt string, pos []string) error {
 		if o.Decide != string(contract.Approve) && o.Decide != string(contract.Deny) {
 			return cmdutil.FlagErrorf("--decide %q: use approve or deny", o.Decide)
 		}
-	case isExec:
+	default:
 		if strings.TrimSpace(o.Prompt) == "" {
-			return cmdutil.FlagErrorf("--exec needs a prompt")
+			return cmdutil.FlagErrorf("exec needs a prompt: axlr-tui exec \"<prompt>\", or exec - to read it from standard input")
 		}
 		if !slices.Contains(workflows.SupportedModes, o.Mode) {
 			return cmdutil.FlagErrorf("unknown mode %q: this axlr-tui supports %s", o.Mode, strings.Join(workflows.SupportedModes, ", "))
@@ -217,8 +203,6 @@ func (o *ExecOptions) complete(isExec bool, prompt string, pos []string) error {
 		if _, err := policy.ParseApproval(o.Approve); err != nil {
 			return cmdutil.FlagErrorf("--approve: %v", err)
 		}
-	default:
-		return cmdutil.FlagErrorf("nothing to do: use --exec \"<prompt>\", --decide, --stop-ceremony, result or history (see --help)")
 	}
 	if o.SessionID != "" && !session.ValidID(o.SessionID) {
 		return cmdutil.FlagErrorf("--session %q is not a session id (a lowercase UUID)", o.SessionID)
@@ -231,95 +215,78 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Decide != "" {
-		return decideRun(ctx, opts, pol)
-	}
-	if opts.StopCeremony {
-		return stopRun(ctx, opts)
-	}
-	req := workflows.ExecuteRequest{Prompt: opts.Prompt, Model: opts.Model, Mode: opts.Mode, Approval: policy.Approval(opts.Approve), Policy: pol, Web: opts.Web}
-	if req.Prompt == "-" {
-		if req.Prompt, err = readPrompt(opts.IO.In); err != nil {
+	var start func(c Client) (client.Execution, error)
+	switch {
+	case opts.Decide != "":
+		start = func(c Client) (client.Execution, error) { return decide(ctx, opts, c, pol) }
+	case opts.StopCeremony:
+		start = func(c Client) (client.Execution, error) { return stopCeremony(ctx, opts, c) }
+	default:
+		req, err := opts.request(pol)
+		if err != nil {
 			return err
 		}
-	}
-	if opts.SessionID == "" || opts.Root != "" {
-		if req.Root, err = absRoot(opts.Root, opts.Getwd); err != nil {
-			return err
+		start = func(c Client) (client.Execution, error) {
+			if opts.SessionID != "" {
+				return c.Execute(ctx, opts.SessionID, req)
+			}
+			return c.Start(ctx, req)
 		}
 	}
-	c, err := connect(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var ex client.Execution
-	if opts.SessionID != "" {
-		ex, err = c.Execute(ctx, opts.SessionID, req)
-	} else {
-		ex, err = c.Start(ctx, req)
-	}
-	if err != nil {
-		return err
-	}
-	return watch(ctx, opts, c, ex)
+	return cmdutil.WithWorker(ctx, opts.Client, func(c Client) error {
+		ex, err := start(c)
+		if err != nil {
+			return err
+		}
+		return watch(ctx, opts, c, ex)
+	})
 }
 
-func decideRun(ctx context.Context, opts *ExecOptions, pol *policy.Policy) error {
-	c, err := connect(ctx, opts)
-	if err != nil {
-		return err
+// request is the prompt's execute request: the prompt read from standard
+// input for "-", and the workspace of a new session or the one --root
+// names.
+func (o *ExecOptions) request(pol *policy.Policy) (workflows.ExecuteRequest, error) {
+	req := workflows.ExecuteRequest{Prompt: o.Prompt, Model: o.Model, Mode: o.Mode, Approval: policy.Approval(o.Approve), Policy: pol, Web: o.Web}
+	var err error
+	if req.Prompt == "-" {
+		if req.Prompt, err = readPrompt(o.IO.In); err != nil {
+			return req, err
+		}
 	}
-	defer c.Close()
+	if o.SessionID == "" || o.Root != "" {
+		if req.Root, err = cmdutil.AbsRoot(o.Root, o.Getwd); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+// decide decides the call --call names, or the one the session waits on,
+// saying which.
+func decide(ctx context.Context, opts *ExecOptions, c Client, pol *policy.Policy) (client.Execution, error) {
 	call := opts.CallID
 	if call == "" {
 		p, err := c.PendingCall(ctx, opts.SessionID)
 		if err != nil {
-			return err
+			return client.Execution{}, err
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, p.Tool)
 		call = p.CallID
 	}
-	ex, err := c.Decide(ctx, opts.SessionID, workflows.DecideRequest{
+	return c.Decide(ctx, opts.SessionID, workflows.DecideRequest{
 		CallID: call, Decision: contract.Decision(opts.Decide), Reason: opts.Reason, Policy: pol,
 	})
-	if err != nil {
-		return err
-	}
-	return watch(ctx, opts, c, ex)
 }
 
-// stopRun stops the ceremony the session's last result shows running,
-// naming it, and follows the stop to its result.
-func stopRun(ctx context.Context, opts *ExecOptions) error {
-	c, err := connect(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+// stopCeremony stops the ceremony the session's last result shows
+// running, naming it.
+func stopCeremony(ctx context.Context, opts *ExecOptions, c Client) (client.Execution, error) {
 	req := workflows.StopCeremonyRequest{Reason: opts.Reason}
 	if r, err := c.Result(ctx, opts.SessionID); err == nil && r.Ceremony != nil && !r.Ceremony.Ended {
 		req.InstanceID = r.Ceremony.InstanceID
 		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: stopping ceremony %s (%s %s, state %s)\n", req.InstanceID, r.Ceremony.Definition, r.Ceremony.Version, r.Ceremony.State)
 	}
-	ex, err := c.StopCeremony(ctx, opts.SessionID, req)
-	if err != nil {
-		return err
-	}
-	return watch(ctx, opts, c, ex)
-}
-
-// connect dials axlrd and makes sure its worker serves this host.
-func connect(ctx context.Context, opts *ExecOptions) (Client, error) {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.CheckWorker(ctx); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return c.StopCeremony(ctx, opts.SessionID, req)
 }
 
 func readPolicy(path string) (*policy.Policy, error) {
@@ -353,40 +320,20 @@ func readPrompt(in io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// absRoot is the workspace's absolute path: dir, resolved against the
-// current directory, which it defaults to.
-func absRoot(dir string, getwd func() (string, error)) (string, error) {
-	if dir == "" || !filepath.IsAbs(dir) {
-		wd, err := getwd()
-		if err != nil {
-			return "", fmt.Errorf("current directory: %w", err)
-		}
-		dir = filepath.Join(wd, dir)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return "", cmdutil.FlagErrorf("root %s is not a directory", dir)
-	}
-	return filepath.Clean(dir), nil
-}
-
 // watch follows the execution to its result and prints it. The first
 // Ctrl+C interrupts the execution, naming it; the second leaves.
 func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution) error {
-	stderr := cmdutil.NewLockedWriter(opts.IO.ErrOut)
-	wctx, stop := cmdutil.OnInterrupt(ctx, opts.Interrupts, stderr, "axlr-tui: interrupting the execution (Ctrl+C again to leave without waiting)",
-		func(ctx context.Context) error { return c.Interrupt(ctx, ex, InterruptReason) })
-	res, err := c.Watch(wctx, ex, &printer{out: opts.IO.Out, errOut: stderr, json: opts.JSON})
-	if left := stop(); err != nil {
-		if left {
-			return cmdutil.ErrLeft
-		}
-		return err
+	f := cmdutil.Follow[*contract.Result]{
+		IO: opts.IO, Interrupts: opts.Interrupts, JSON: opts.JSON,
+		Notice:    "axlr-tui: interrupting the execution (Ctrl+C again to leave without waiting)",
+		Interrupt: func(ctx context.Context) error { return c.Interrupt(ctx, ex, InterruptReason) },
+		Watch: func(ctx context.Context, w client.Watcher) (*contract.Result, error) {
+			return c.Watch(ctx, ex, w)
+		},
+		End: func(res *contract.Result) cmdutil.End {
+			return cmdutil.End{Line: contract.Event{Type: contract.EventResult, Result: res}, Status: res.Status,
+				Print: func(stdout, stderr io.Writer) { cmdutil.PrintResult(stdout, stderr, res) }}
+		},
 	}
-	if opts.JSON {
-		cmdutil.WriteJSONLine(opts.IO.Out, contract.Event{Type: contract.EventResult, Result: res})
-	} else {
-		cmdutil.PrintResult(opts.IO.Out, stderr, res)
-	}
-	return cmdutil.StatusExit(res.Status)
+	return f.Run(ctx)
 }

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.temporal.io/api/serviceerror"
-
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -41,53 +39,48 @@ func TestNewCmdExec(t *testing.T) {
 		return o
 	}
 	tests := []struct {
-		name    string
-		args    []string
-		want    ExecOptions
-		address string
-		err     string
+		name string
+		args []string
+		want ExecOptions
+		err  string
 	}{
-		{name: "prompt as value", args: []string{"--exec", "fix it", "--model", "m"}, want: ExecOptions{Prompt: "fix it", Model: "m"}},
-		{name: "prompt after flags", args: []string{"--exec", "--mode", "normal", "fix it", "--approve", "local"}, want: ExecOptions{Prompt: "fix it", Approve: "local"}},
-		{name: "equals form", args: []string{"--exec=fix it"}, want: ExecOptions{Prompt: "fix it"}},
-		{name: "prompt that reads result", args: []string{"--exec", "result"}, want: ExecOptions{Prompt: "result"}},
-		{name: "prompt that reads history after flags", args: []string{"--exec", "--model", "m", "history"}, want: ExecOptions{Prompt: "history", Model: "m"}},
-		{name: "prompt from stdin", args: []string{"--exec", "-", "--json"}, want: ExecOptions{Prompt: "-", JSON: true}},
-		{name: "prompt after --", args: []string{"--exec", "--", "-v is broken"}, want: ExecOptions{Prompt: "-v is broken"}},
-		{name: "every exec flag", args: []string{"--exec", "x", "--model", "m", "--root", "/w", "--mode", "debug", "--approve", "all",
+		{name: "prompt", args: []string{"fix it", "--model", "m"}, want: ExecOptions{Prompt: "fix it", Model: "m"}},
+		{name: "prompt after flags", args: []string{"--mode", "normal", "fix it", "--approve", "local"}, want: ExecOptions{Prompt: "fix it", Approve: "local"}},
+		{name: "prompt that reads result", args: []string{"result"}, want: ExecOptions{Prompt: "result"}},
+		{name: "prompt that reads history after flags", args: []string{"--model", "m", "history"}, want: ExecOptions{Prompt: "history", Model: "m"}},
+		{name: "prompt from stdin", args: []string{"-", "--json"}, want: ExecOptions{Prompt: "-", JSON: true}},
+		{name: "prompt after --", args: []string{"--", "-v is broken"}, want: ExecOptions{Prompt: "-v is broken"}},
+		{name: "every exec flag", args: []string{"x", "--model", "m", "--root", "/w", "--mode", "debug", "--approve", "all",
 			"--session", sid, "--policy", "p.json", "--json"},
 			want: ExecOptions{Prompt: "x", Model: "m", Root: "/w", Mode: "debug", Approve: "all", SessionID: sid, PolicyFile: "p.json", JSON: true}},
-		{name: "connection flags", args: []string{"--temporal-address", "h:1", "--exec", "x", "--namespace", "ns"}, want: ExecOptions{Prompt: "x"}, address: "h:1"},
 		{name: "decide", args: []string{"--session", sid, "--decide", "deny", "--call", "exec-1", "--reason", "not now", "--json"},
 			want: ExecOptions{SessionID: sid, Decide: "deny", CallID: "exec-1", Reason: "not now", JSON: true}},
 		{name: "decide without call", args: []string{"--decide=approve", "--session", sid}, want: ExecOptions{SessionID: sid, Decide: "approve"}},
-		{name: "web tools removed", args: []string{"--exec", "x", "--web=false"}, want: ExecOptions{Prompt: "x", Web: new(false)}},
+		{name: "web tools removed", args: []string{"x", "--web=false"}, want: ExecOptions{Prompt: "x", Web: new(false)}},
 		{name: "stop ceremony", args: []string{"--session", sid, "--stop-ceremony", "--reason", "wrong approach"},
 			want: ExecOptions{SessionID: sid, StopCeremony: true, Reason: "wrong approach"}},
 		{name: "stop ceremony without session", args: []string{"--stop-ceremony"}, err: "--stop-ceremony needs --session ID"},
-		{name: "stop ceremony and exec", args: []string{"--exec", "x", "--stop-ceremony", "--session", sid}, err: "--stop-ceremony cannot be used with --exec or --decide"},
-		{name: "no prompt", args: []string{"--exec"}, err: "--exec needs a prompt"},
-		{name: "blank prompt", args: []string{"--exec", "  "}, err: "--exec needs a prompt"},
-		{name: "unknown mode", args: []string{"--exec", "x", "--mode", "Review"}, err: `unknown mode "Review"`},
-		{name: "ceremony mode", args: []string{"--exec", "--mode", "debug", "TestParse fails"}, want: ExecOptions{Prompt: "TestParse fails", Mode: "debug"}},
-		{name: "bad approval", args: []string{"--exec", "x", "--approve", "most"}, err: `unknown approval level "most"`},
+		{name: "stop ceremony and a prompt", args: []string{"x", "--stop-ceremony", "--session", sid}, err: "--stop-ceremony cannot be used with a prompt or --decide"},
+		{name: "stop ceremony and decide", args: []string{"--decide", "deny", "--stop-ceremony", "--session", sid}, err: "--stop-ceremony cannot be used with a prompt or --decide"},
+		{name: "no prompt", args: []string{}, err: `exec needs a prompt: axlr-tui exec "<prompt>", or exec - to read it from standard input`},
+		{name: "blank prompt", args: []string{"  "}, err: "exec needs a prompt"},
+		{name: "unknown mode", args: []string{"x", "--mode", "Review"}, err: `unknown mode "Review"`},
+		{name: "ceremony mode", args: []string{"--mode", "debug", "TestParse fails"}, want: ExecOptions{Prompt: "TestParse fails", Mode: "debug"}},
+		{name: "bad approval", args: []string{"x", "--approve", "most"}, err: `unknown approval level "most"`},
 		{name: "decide without session", args: []string{"--decide", "approve"}, err: "--decide needs --session ID"},
 		{name: "bad decision", args: []string{"--session", sid, "--decide", "maybe"}, err: `--decide "maybe": use approve or deny`},
-		{name: "exec and decide", args: []string{"--exec", "x", "--decide", "approve", "--session", sid}, err: "cannot be used together"},
-		{name: "bad session id", args: []string{"--exec", "x", "--session", "abc"}, err: `--session "abc" is not a session id`},
-		{name: "extra argument", args: []string{"--exec", "x", "y"}, err: `unexpected argument "y"`},
-		{name: "nothing", args: []string{"--json"}, err: "nothing to do"},
-		{name: "unknown flag", args: []string{"--exec", "x", "--colour"}, err: "flag provided but not defined: -colour"},
-		{name: "flag without value", args: []string{"--exec", "x", "--model"}, err: "flag needs an argument: --model"},
+		{name: "prompt and decide", args: []string{"x", "--decide", "approve", "--session", sid}, err: "a prompt and --decide cannot be used together"},
+		{name: "bad session id", args: []string{"x", "--session", "abc"}, err: `--session "abc" is not a session id`},
+		{name: "extra argument", args: []string{"x", "y"}, err: `unexpected argument "y"`},
+		{name: "unknown flag", args: []string{"x", "--colour"}, err: "flag provided but not defined: -colour"},
+		{name: "flag without value", args: []string{"x", "--model"}, err: "flag needs an argument: --model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _, _ := factory.Test()
 			f := &factory.Factory{IOStreams: ios}
 			var got *ExecOptions
-			cmd := NewCmdExec(f, func(_ context.Context, o *ExecOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			_, err := cmd.ExecuteC()
+			err := cmdtest.Execute(NewCmdExec(f, func(_ context.Context, o *ExecOptions) error { got = o; return nil }), tt.args...)
 			if tt.err != "" {
 				var fe *cmdutil.FlagError
 				if !errors.As(err, &fe) || cmdutil.ExitCode(err, io.Discard) != cmdutil.ExitUsage || !strings.Contains(err.Error(), tt.err) {
@@ -104,9 +97,6 @@ func TestNewCmdExec(t *testing.T) {
 			if !reflect.DeepEqual(flags, want) {
 				t.Errorf("options\n%+v\nwant\n%+v", flags, want)
 			}
-			if f.Conn.Address != tt.address {
-				t.Errorf("address %q, want %q", f.Conn.Address, tt.address)
-			}
 		})
 	}
 }
@@ -117,12 +107,12 @@ func TestNewCmdExecHelp(t *testing.T) {
 		t.Fatal("help runs the command")
 		return nil
 	})
-	cmd.SetArgs([]string{"--exec", "--help"})
+	cmd.SetArgs([]string{"--help"})
 	cmd.SetOut(out)
 	if _, err := cmd.ExecuteC(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"--exec - reads it from standard input (up to 1 MiB)", "Exit codes: 0 completed, 3", "--decide string", "Result fields:\n  schema, status"} {
+	for _, want := range []string{"exec - (or --exec -) reads the prompt from standard input (up to 1 MiB)", "Exit codes: 0 completed, 3", "--decide string", "Result fields:\n  schema, status"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}
@@ -522,23 +512,5 @@ func TestExecRunJSONLines(t *testing.T) {
 	}
 	if strings.Join(types, " ") != "session tool.requested tool.completed text completed result" || last.Result == nil || last.Result.Pending.CallID != "exec-1" {
 		t.Fatalf("lines %v, last %+v", types, last)
-	}
-}
-
-// A query axlrd's worker failed to answer is not axlrd gone, and the
-// watch says which it is.
-func TestPrinterLink(t *testing.T) {
-	var errOut strings.Builder
-	p := &printer{out: io.Discard, errOut: &errOut}
-	p.Unreachable(serviceerror.NewQueryFailed("[TMPRL1100] invalid state transition"))
-	p.Back()
-	p.Unreachable(errors.New("connection refused"))
-	p.Back()
-	want := "axlr-tui: axlrd failed to answer ([TMPRL1100] invalid state transition); asking again\n" +
-		"axlr-tui: axlrd answers again\n" +
-		"axlr-tui: axlrd unreachable (connection refused); waiting for it to come back\n" +
-		"axlr-tui: axlrd is back\n"
-	if errOut.String() != want {
-		t.Fatalf("printed\n%s\nwant\n%s", errOut.String(), want)
 	}
 }

@@ -27,6 +27,16 @@ type Factory struct {
 	Conn client.Options
 }
 
+// New is the factory of the process: its standard streams, its working
+// directory and environment, and interrupts as Ctrl+C.
+func New(interrupts <-chan os.Signal) *Factory {
+	return &Factory{
+		IOStreams:  NewIOStreams(os.Stdin, os.Stdout, os.Stderr),
+		Getwd:      os.Getwd,
+		Interrupts: interrupts,
+	}
+}
+
 // Client dials axlrd with f.Conn.
 func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, f.Conn)
@@ -51,21 +61,23 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// stdoutTTY: Out is a terminal, read by people rather than programs.
-	stdoutTTY bool
+	// stdinTTY, stdoutTTY: In, Out is a terminal, used by a person rather
+	// than a program.
+	stdinTTY, stdoutTTY bool
 }
 
-// NewIOStreams wraps the process's streams; a nil in reads as empty. Out
-// is a terminal when it is an *os.File on one.
+// NewIOStreams wraps the process's streams; a nil in reads as empty. In
+// and Out are terminals when they are *os.File on one.
 func NewIOStreams(in io.Reader, out, errOut io.Writer) *IOStreams {
 	if in == nil {
 		in = bytes.NewReader(nil)
 	}
-	s := &IOStreams{In: in, Out: out, ErrOut: errOut}
-	if f, ok := out.(*os.File); ok {
-		s.stdoutTTY = term.IsTerminal(int(f.Fd()))
-	}
-	return s
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, stdinTTY: isTerminal(in), stdoutTTY: isTerminal(out)}
+}
+
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // IsStdoutTTY reports whether standard output is a terminal.
@@ -74,8 +86,14 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 // SetStdoutTTY says whether standard output is a terminal.
 func (s *IOStreams) SetStdoutTTY(tty bool) { s.stdoutTTY = tty }
 
-// Test returns streams over buffers, standard output not a terminal, and
-// the buffers: standard input, output and error.
+// IsStdinTTY reports whether standard input is a terminal.
+func (s *IOStreams) IsStdinTTY() bool { return s.stdinTTY }
+
+// SetStdinTTY says whether standard input is a terminal.
+func (s *IOStreams) SetStdinTTY(tty bool) { s.stdinTTY = tty }
+
+// Test returns streams over buffers, neither standard input nor output a
+// terminal, and the buffers: standard input, output and error.
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut

@@ -13,15 +13,17 @@ func TestNewIOStreams(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	s := NewIOStreams(nil, w, io.Discard)
-	if s.IsStdoutTTY() {
+	s := NewIOStreams(r, w, io.Discard)
+	if s.IsStdoutTTY() || s.IsStdinTTY() {
 		t.Error("a pipe is a terminal")
 	}
+	s = NewIOStreams(nil, w, io.Discard)
 	if b, err := io.ReadAll(s.In); err != nil || len(b) != 0 {
 		t.Errorf("nil stdin reads %q, %v", b, err)
 	}
 	s.SetStdoutTTY(true)
-	if !s.IsStdoutTTY() {
-		t.Error("SetStdoutTTY(true) is not a terminal")
+	s.SetStdinTTY(true)
+	if !s.IsStdoutTTY() || !s.IsStdinTTY() {
+		t.Error("SetStdoutTTY(true), SetStdinTTY(true) are not terminals")
 	}
 }

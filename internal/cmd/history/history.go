@@ -81,10 +81,7 @@ Exit codes: 0 ok, 1 error, 2 usage error, 4 axlrd unreachable.`, cmdutil.FieldsH
 			if !strings.HasPrefix(opts.ID, "axlr-") && !session.ValidID(opts.ID) {
 				return cmdutil.FlagErrorf("%q is neither a session id (a lowercase UUID) nor a workflow id (axlr-…)", opts.ID)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return historyRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd.Context(), opts, runF, historyRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the trajectory object")
@@ -92,12 +89,7 @@ Exit codes: 0 ok, 1 error, 2 usage error, 4 axlrd unreachable.`, cmdutil.FieldsH
 }
 
 func historyRun(ctx context.Context, opts *HistoryOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	t, err := c.History(ctx, opts.ID)
+	t, err := cmdutil.Fetch(ctx, opts.Client, func(c Client) (*client.Trajectory, error) { return c.History(ctx, opts.ID) })
 	if err != nil {
 		return err
 	}

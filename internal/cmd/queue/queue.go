@@ -18,6 +18,10 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
+// QueueFields are the fields of a queue (workflows.QueueView) that --json
+// prints, in order; a test pins them to the type.
+var QueueFields = []string{"repository", "base", "entries", "ejected"}
+
 // Client is what queue needs of axlrd.
 type Client interface {
 	Queues(ctx context.Context) ([]workflows.QueueView, error)
@@ -44,30 +48,24 @@ func NewCmdQueue(f *factory.Factory, runF func(context.Context, *Options) error)
 in order, the head first, with what the queue is doing with each, and the
 jobs it gave up with their reasons. With --json, one line: the array of
 queues.
+Queue fields:
+` + cmdutil.FieldsHelp(QueueFields) + `
 
   axlr-tui queue [--json]
 
 Queue a job's merge with axlr-tui jobs queue ID; take it back with
-axlr-tui jobs unqueue ID.`,
+axlr-tui jobs unqueue ID.
+
+` + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(0, "usage: axlr-tui queue [--json]"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return queueRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmdutil.Run(cmd.Context(), opts, runF, queueRun) },
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the queues as JSON")
 	return cmd
 }
 
 func queueRun(ctx context.Context, opts *Options) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	all, err := c.Queues(ctx)
+	all, err := cmdutil.Fetch(ctx, opts.Client, func(c Client) ([]workflows.QueueView, error) { return c.Queues(ctx) })
 	if err != nil {
 		return err
 	}

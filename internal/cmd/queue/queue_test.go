@@ -4,14 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/internal/cmd/cmdtest"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
+
+func TestFields(t *testing.T) {
+	if got := cmdtest.JSONFields(workflows.QueueView{}); !slices.Equal(got, QueueFields) {
+		t.Errorf("queue fields are %q, declared %q", got, QueueFields)
+	}
+}
 
 type fakeClient struct{ queues []workflows.QueueView }
 

@@ -57,10 +57,7 @@ unreachable.`, cmdutil.FieldsHelp(cmdutil.ResultFields)),
 			if !session.ValidID(opts.SessionID) {
 				return cmdutil.FlagErrorf("%q is not a session id (a lowercase UUID)", opts.SessionID)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return resultRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd.Context(), opts, runF, resultRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result object")
@@ -68,12 +65,7 @@ unreachable.`, cmdutil.FieldsHelp(cmdutil.ResultFields)),
 }
 
 func resultRun(ctx context.Context, opts *ResultOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	r, err := c.Result(ctx, opts.SessionID)
+	r, err := cmdutil.Fetch(ctx, opts.Client, func(c Client) (*contract.Result, error) { return c.Result(ctx, opts.SessionID) })
 	if err != nil {
 		return err
 	}

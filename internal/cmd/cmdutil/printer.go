@@ -1,4 +1,4 @@
-package exec
+package cmdutil
 
 import (
 	"cmp"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
-	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 )
 
 // printer writes what a watch sees: with --json each event as a line on
@@ -27,7 +26,7 @@ type printer struct {
 
 var _ client.Watcher = (*printer)(nil)
 
-// NewPrinter returns the watcher --exec prints with: with json each event
+// NewPrinter returns the watcher a watch prints with: with json each event
 // as a line on out, else a progress line on errOut.
 func NewPrinter(out, errOut io.Writer, json bool) client.Watcher {
 	return &printer{out: out, errOut: errOut, json: json}
@@ -35,7 +34,7 @@ func NewPrinter(out, errOut io.Writer, json bool) client.Watcher {
 
 func (p *printer) Event(ev contract.Event) {
 	if p.json {
-		cmdutil.WriteJSONLine(p.out, ev)
+		WriteJSONLine(p.out, ev)
 		return
 	}
 	switch ev.Type {
@@ -48,7 +47,7 @@ func (p *printer) Event(ev contract.Event) {
 		if detail != "" {
 			detail = ": " + detail
 		}
-		fmt.Fprintf(p.errOut, "  %s %s%s\n", ev.Tool, ev.Status, cmdutil.OneLine(detail))
+		fmt.Fprintf(p.errOut, "  %s %s%s\n", ev.Tool, ev.Status, OneLine(detail))
 	case contract.EventSessionContinued:
 		fmt.Fprintf(p.errOut, "· context cap reached: continuing in session %s\n", ev.SessionID)
 	case contract.EventDecisionRequired:
@@ -70,10 +69,10 @@ func (p *printer) Unreachable(err error) {
 	p.failed = errors.As(err, new(*serviceerror.QueryFailed))
 	if p.failed {
 		// axlrd answered, but its worker could not: a replay that failed.
-		fmt.Fprintf(p.errOut, "axlr-tui: axlrd failed to answer (%s); asking again\n", cmdutil.OneLine(err.Error()))
+		fmt.Fprintf(p.errOut, "axlr-tui: axlrd failed to answer (%s); asking again\n", OneLine(err.Error()))
 		return
 	}
-	fmt.Fprintf(p.errOut, "axlr-tui: axlrd unreachable (%s); waiting for it to come back\n", cmdutil.OneLine(err.Error()))
+	fmt.Fprintf(p.errOut, "axlr-tui: axlrd unreachable (%s); waiting for it to come back\n", OneLine(err.Error()))
 }
 
 func (p *printer) Back() {
@@ -89,5 +88,5 @@ func compactArgs(raw json.RawMessage) string {
 	if len(s) > 160 {
 		s = s[:157] + "..."
 	}
-	return cmdutil.OneLine(s)
+	return OneLine(s)
 }
