@@ -22,6 +22,8 @@ func TestNewJobInput(t *testing.T) {
 	}{
 		{name: "github.com", repo: "acme/app", brief: "x fails", wantRemote: "https://github.com/acme/app.git"},
 		{name: "api.github.com", apiURL: "https://api.github.com/", repo: "acme/app", brief: "x fails", wantRemote: "https://github.com/acme/app.git"},
+		{name: "api.github.com with its port", apiURL: "https://api.github.com:443", repo: "acme/app", brief: "x fails", wantRemote: "https://github.com/acme/app.git"},
+		{name: "loopback IPv6", apiURL: "http://[::1]:9/", repo: "acme/app", brief: "x fails", wantRemote: "http://[::1]:9/acme/app.git"},
 		{name: "GHES", apiURL: "https://ghe.example.com/api/v3/", repo: "acme/app", brief: "x fails", wantRemote: "https://ghe.example.com/acme/app.git"},
 		{name: "loopback http", apiURL: "http://127.0.0.1:9999/api/v3/", repo: "acme/app", brief: "x fails", wantRemote: "http://127.0.0.1:9999/acme/app.git"},
 		{name: "repair.remote", remote: "/srv/git/app.git", apiURL: "http://127.0.0.1:9999/", repo: "acme/app", brief: "x fails", wantRemote: "/srv/git/app.git"},
@@ -48,8 +50,10 @@ func TestNewJobInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewJobInput(JobLaunchSettings{ForgeAPIURL: "http://[::1"}, jobs.Record{Repository: "a/b"}, "s", ""); err == nil || !strings.Contains(err.Error(), "forge.api_url") {
-		t.Fatalf("a bad api url: %v", err)
+	for _, bad := range []string{"api/v3", "ftp://x/api", "https:///api"} {
+		if _, err := NewJobInput(JobLaunchSettings{ForgeAPIURL: bad}, jobs.Record{Repository: "a/b"}, "s", ""); err == nil || !strings.Contains(err.Error(), "forge.api_url") {
+			t.Errorf("api url %q: %v", bad, err)
+		}
 	}
 }
 
