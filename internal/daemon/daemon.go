@@ -431,7 +431,8 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
 }
 
-// fill applies the settings' daemon defaults under the flags.
+// fill applies the settings (the file, then its AXLR_* variables) under
+// the flags, then the defaults.
 func (o *Options) fill(set *settings.Loaded) error {
 	d := set.Daemon
 	if o.StateDir == "" {
