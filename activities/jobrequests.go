@@ -14,9 +14,6 @@ import (
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/forge"
-	"github.com/underpass-ai/axlr/internal/buildinfo"
-	"github.com/underpass-ai/axlr/internal/client"
-	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/jsonargs"
 	"github.com/underpass-ai/axlr/session"
@@ -25,16 +22,15 @@ import (
 )
 
 // JobClient is what the job request tools need of the job registry: to
-// admit and start a job, and to list the jobs. *client.Client is one.
+// admit and start a launch workflows.NewJobLaunch decided (a refusal is a
+// *workflows.JobRefusedError), and to list the jobs. axlrd's
+// internal/client.Client is one.
 type JobClient interface {
-	LaunchJob(ctx context.Context, req client.LaunchRequest) (jobs.Record, error)
+	Launch(ctx context.Context, l workflows.JobLaunch) (jobs.Record, error)
 	Jobs(ctx context.Context) ([]jobs.Record, error)
 }
 
-var (
-	_ JobClient                      = (*client.Client)(nil)
-	_ workflows.JobRequestActivities = (*Session)(nil)
-)
+var _ workflows.JobRequestActivities = (*Session)(nil)
 
 // jobSpecs are the functions offered for the job request tools. A request's
 // properties are jobs.Request's; the limits are jobs'.
@@ -150,11 +146,8 @@ func (a *Session) jobRequest(ctx context.Context, in workflows.JobRequestInput, 
 	if err != nil {
 		return hostCall{}, err
 	}
-	set := a.Settings
-	if set == nil {
-		set = &settings.Settings{}
-	}
-	rc := jobs.RequestContext{Session: origin, Mode: in.Mode, Clone: inClone(in.Root), Repository: set.RepairRepository(), Build: buildinfo.String()}
+	js := a.Settings.Jobs
+	rc := jobs.RequestContext{Session: origin, Mode: in.Mode, Clone: inClone(in.Root), Repository: js.Repository, Build: js.Build}
 	validate := jobs.ValidateRepairRequest
 	if tc.Name == jobs.ToolRequestImprovement {
 		validate = jobs.ValidateImprovementRequest
@@ -167,11 +160,15 @@ func (a *Session) jobRequest(ctx context.Context, in workflows.JobRequestInput, 
 	if err != nil {
 		return hostCall{}, fmt.Errorf("validate %s: %w", tc.Name, err)
 	}
-	rec, err := jc.LaunchJob(ctx, client.LaunchRequest{
+	l, err := workflows.NewJobLaunch(js, workflows.LaunchRequest{
 		RequestID: "request:" + in.SessionID + ":" + in.Key, Kind: v.Kind, Brief: v.Brief, Model: in.Model,
 		OriginSession: origin, Signature: v.Signature,
 	})
-	var refusal *client.JobRefusedError
+	if err != nil {
+		return hostCall{contract.CallFailed, toolError("internal_error", err.Error()+": tell the person what you asked for")}, nil
+	}
+	rec, err := jc.Launch(ctx, l)
+	var refusal *workflows.JobRefusedError
 	if errors.As(err, &refusal) {
 		r := refusal.Refusal
 		return refused(r.InSession(calls)), nil

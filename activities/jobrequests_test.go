@@ -22,52 +22,53 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/forge"
-	"github.com/underpass-ai/axlr/internal/buildinfo"
-	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/jsonargs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// fakeRegistry stands for the job registry behind client.Client's
-// LaunchJob and Jobs, whose boundary is Temporal (the e2e tests cross it):
-// it applies the registry's own rules (jobs.Admit) over the records it
-// holds, admits a request id once, and gives an admitted job a session, as
-// the job's workflow reports one. lose drops the answers of that many
+// testBuild is the build the fixture's session activities run as.
+const testBuild = "test-build"
+
+// fakeRegistry stands for the job registry behind client.Client's Launch
+// and Jobs, whose boundary is Temporal (the e2e tests cross it): it
+// applies the registry's own rules (jobs.Admit) over the records it holds,
+// admits a request id once, and gives an admitted job a session, as the
+// job's workflow reports one. lose drops the answers of that many
 // admissions; down fails every call.
 type fakeRegistry struct {
 	mu       sync.Mutex
 	records  []jobs.Record
 	applied  map[string]string
-	launches []client.LaunchRequest
+	launches []workflows.JobLaunch
 	lose     int
 	down     error
 }
 
-func (r *fakeRegistry) LaunchJob(_ context.Context, req client.LaunchRequest) (jobs.Record, error) {
+func (r *fakeRegistry) Launch(_ context.Context, l workflows.JobLaunch) (jobs.Record, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.launches = append(r.launches, req)
+	r.launches = append(r.launches, l)
 	if r.down != nil {
 		return jobs.Record{}, r.down
 	}
 	if r.applied == nil {
 		r.applied = map[string]string{}
 	}
-	id, ok := r.applied[req.RequestID]
+	adm := l.Admit.Admission
+	id, ok := r.applied[l.Admit.RequestID]
 	if !ok {
-		adm := jobs.Admission{Kind: req.Kind, Repository: "underpass-ai/axlr", Signature: req.Signature, Brief: req.Brief, OriginSession: req.OriginSession}
-		if err := jobs.Admit(r.records, adm, jobs.Limits{MaxActive: 8}, buildinfo.String()); err != nil {
+		if err := jobs.Admit(r.records, adm, jobs.Limits{MaxActive: 8}, l.Admit.Build); err != nil {
 			var ref *jobs.Refusal
 			if errors.As(err, &ref) {
-				return jobs.Record{}, &client.JobRefusedError{Refusal: *ref}
+				return jobs.Record{}, &workflows.JobRefusedError{Refusal: *ref}
 			}
 			return jobs.Record{}, err
 		}
 		id = fmt.Sprintf("job-%d", len(r.records)+1)
-		r.records = append(r.records, jobs.Record{ID: id, Kind: req.Kind, Signature: req.Signature, Repository: adm.Repository,
-			OriginSession: req.OriginSession, Session: "session-of-" + id, Brief: req.Brief, Status: jobs.Running, Attempt: 1, Build: buildinfo.String()})
-		r.applied[req.RequestID] = id
+		r.records = append(r.records, jobs.Record{ID: id, Kind: adm.Kind, Signature: adm.Signature, Repository: adm.Repository,
+			OriginSession: adm.OriginSession, Session: "session-of-" + id, Brief: adm.Brief, Status: jobs.Running, Attempt: 1, Build: l.Admit.Build})
+		r.applied[l.Admit.RequestID] = id
 	}
 	rec, err := jobs.Find(r.records, id)
 	if err != nil {
@@ -116,6 +117,7 @@ func newJobFixture(t *testing.T) *jobFixture {
 	m := &scriptedModel{}
 	f := &jobFixture{fixture: newFixture(t, m.script), model: m, reg: &fakeRegistry{}}
 	f.acts.Hosts = &HostTools{Jobs: func(context.Context) JobClient { return f.reg }}
+	f.acts.Settings.Jobs = workflows.JobLaunchSettings{Repository: "underpass-ai/axlr", Build: testBuild}
 	f.begin("work on the project")
 	return f
 }
@@ -307,9 +309,10 @@ func TestRequestRepair(t *testing.T) {
 			}
 			l := f.reg.launches[0]
 			failures := []jobs.ToolFailure{{Tool: "local_read", Class: jobs.ClassRuntimeFailure}}
-			if l.RequestID != "request:"+f.id+":"+c.Key || l.Kind != jobs.Repair || l.OriginSession != f.id || l.Model != "m" ||
-				l.Signature != jobs.RepairSignature("underpass-ai/axlr", failures) ||
-				!strings.Contains(l.Brief, "r1 local_read → failed: filesystem_error: read a.go: input/output error") || !strings.Contains(l.Brief, "(axlr build "+buildinfo.String()+")") {
+			adm := l.Admit.Admission
+			if l.Admit.RequestID != "request:"+f.id+":"+c.Key || adm.Kind != jobs.Repair || adm.OriginSession != f.id || l.Model != "m" ||
+				adm.Repository != "underpass-ai/axlr" || l.Admit.Build != testBuild || adm.Signature != jobs.RepairSignature("underpass-ai/axlr", failures) ||
+				!strings.Contains(adm.Brief, "r1 local_read → failed: filesystem_error: read a.go: input/output error") || !strings.Contains(adm.Brief, "(axlr build "+testBuild+")") {
 				t.Fatalf("launch %+v", l)
 			}
 			// The model reads the answer with its next request.
@@ -341,7 +344,7 @@ func TestRequestRetriedAdmitsOnce(t *testing.T) {
 	if err != nil || res.Status != contract.CallCompleted || !strings.Contains(text, `"id":"job-1"`) {
 		t.Fatalf("retry: %+v %q %v", res, text, err)
 	}
-	if len(f.reg.launches) != 2 || f.reg.launches[0].RequestID != f.reg.launches[1].RequestID || len(f.reg.records) != 1 {
+	if len(f.reg.launches) != 2 || f.reg.launches[0].Admit.RequestID != f.reg.launches[1].Admit.RequestID || len(f.reg.records) != 1 {
 		t.Fatalf("launches %+v, records %d", f.reg.launches, len(f.reg.records))
 	}
 }
@@ -413,7 +416,7 @@ func TestRequestImprovement(t *testing.T) {
 	g.reg.records = f.reg.records
 	for i := range 2 {
 		g.reg.records = append(g.reg.records, jobs.Record{ID: fmt.Sprint("other-", i), Kind: jobs.Improve, OriginSession: fmt.Sprint("s", i),
-			Session: "x", Status: jobs.Completed, Build: buildinfo.String(), Signature: fmt.Sprint("sig", i), Repository: "underpass-ai/axlr", Brief: fmt.Sprint("brief ", i)})
+			Session: "x", Status: jobs.Completed, Build: testBuild, Signature: fmt.Sprint("sig", i), Repository: "underpass-ai/axlr", Brief: fmt.Sprint("brief ", i)})
 	}
 	c := g.calls(agenttest.ToolCall{ID: "i", Name: jobs.ToolRequestImprovement, Arguments: requestArgs(t, improve(map[string]any{"description": "local_exec could take a working directory per call"}))})[0]
 	if _, text, err := g.ask(c, "normal", g.root); err != nil || !strings.Contains(text, `"code":"build_improvements"`) || !strings.Contains(text, "already started 3 improvements") {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,6 @@ import (
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
@@ -35,11 +35,43 @@ type Model interface {
 	Complete(ctx context.Context, req agent.Request, onProgress func(agent.Progress)) (agent.Response, error)
 }
 
+// SessionSettings are the person's settings the session activities apply,
+// as plain values: axlrd fills them from settings.json.
+type SessionSettings struct {
+	// Model is the model of a session that names none (model).
+	Model string
+	// Approvals are the approval rules (approvals, with the destructive
+	// list's default applied).
+	Approvals policy.Settings
+	// ContextCaps are the context caps of the models settings.json names,
+	// in tokens; ContextTokens is any other model's (context_tokens). 0 is
+	// no cap.
+	ContextCaps   map[string]int
+	ContextTokens int
+	// MaxTokens caps each response (provider.max_tokens; 0: the
+	// provider's default).
+	MaxTokens int
+	// Stream asks the provider for server-sent events (provider.stream).
+	Stream bool
+	// CeremonyProfile is ceremonies.profile.
+	CeremonyProfile string
+	// Jobs are what the jobs a session asks for launch under.
+	Jobs workflows.JobLaunchSettings
+}
+
+// contextCap is model's context cap in tokens; 0 is no cap.
+func (s *SessionSettings) contextCap(model string) int {
+	if c, ok := s.ContextCaps[model]; ok {
+		return c
+	}
+	return s.ContextTokens
+}
+
 // Session implements workflows.SessionActivities.
 type Session struct {
 	Store    *session.Store
 	Model    Model
-	Settings *settings.Settings
+	Settings SessionSettings
 	// Workspaces opens the workspace tools of each root once.
 	Workspaces *Workspaces
 	// Hosts are the web and plugin tools; nil offers none.
@@ -149,20 +181,20 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 			return workflows.BeginTurnResult{}, err
 		}
 	}
-	s := a.Settings
+	s := &a.Settings
 	return workflows.BeginTurnResult{
 		Revision: log.Len(),
 		Model:    model,
 		Root:     root,
 		Settings: policy.Settings{
 			Autonomous: s.Approvals.Autonomous,
-			Allowed:    append([]string(nil), s.Approvals.Allowed...),
-			AlwaysAsk:  s.AlwaysAsk(),
+			Allowed:    slices.Clone(s.Approvals.Allowed),
+			AlwaysAsk:  slices.Clone(s.Approvals.AlwaysAsk),
 		},
-		ContextCap:      s.ContextCap(model),
-		MaxTokens:       s.Provider.MaxTokens,
-		Stream:          s.Stream(),
-		CeremonyProfile: s.Ceremonies.Profile,
+		ContextCap:      s.contextCap(model),
+		MaxTokens:       s.MaxTokens,
+		Stream:          s.Stream,
+		CeremonyProfile: s.CeremonyProfile,
 		HostTools:       a.Hosts.offer(ctx),
 	}, nil
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
-	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/redact"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
@@ -49,7 +49,7 @@ func newFixture(t *testing.T, script agenttest.Script) *fixture {
 	acts := &Session{
 		Store:      store,
 		Model:      agent.NewClient(agent.Config{BaseURL: model.URL, APIKey: "sk-very-secret-key"}),
-		Settings:   &settings.Settings{Model: "settings-model"},
+		Settings:   SessionSettings{Model: "settings-model", Approvals: policy.Settings{AlwaysAsk: []string{"git push --force"}}, Stream: true},
 		Workspaces: &Workspaces{},
 		Log:        zerolog.Nop(),
 	}
@@ -118,7 +118,7 @@ func TestBeginTurnModelAndRoot(t *testing.T) {
 		t.Fatalf("begin %+v", res)
 	}
 	if len(res.Settings.AlwaysAsk) == 0 || res.Settings.AlwaysAsk[0] != "git push --force" {
-		t.Fatalf("default destructive list %v", res.Settings.AlwaysAsk)
+		t.Fatalf("destructive list %v", res.Settings.AlwaysAsk)
 	}
 	// The same prompt again (a retry) appends nothing.
 	if again := f.begin("hello"); again.Revision != 3 {

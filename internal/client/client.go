@@ -75,11 +75,13 @@ type Options struct {
 	// Namespace is the Temporal namespace (default: the settings'
 	// daemon.namespace, then "default").
 	Namespace string
-	// SettingsPath is the settings file (default: settings.DefaultPath, the
-	// file axlrd reads by default). An absent file is empty settings.
+	// SettingsPath is the settings file (default: $AXLR_SETTINGS, then
+	// settings.DefaultPath, the file axlrd reads by default). An absent
+	// file is empty settings; the AXLR_* variables apply over it
+	// (settings.Open).
 	SettingsPath string
-	// Getenv reads AXLR_HOST_ID and the XDG directories (default
-	// os.Getenv).
+	// Getenv reads AXLR_HOST_ID, the AXLR_* settings and the XDG
+	// directories (default os.Getenv).
 	Getenv func(string) string
 }
 
@@ -139,15 +141,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	path := o.SettingsPath
-	if path == "" {
-		p, err := settings.DefaultPath(getenv)
-		if err != nil {
-			return nil, &ConfigError{Err: err}
-		}
-		path = p
-	}
-	set, err := settings.Load(path)
+	set, err := settings.Open(o.SettingsPath, getenv)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

@@ -18,14 +18,6 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// JobRefusedError is an admission the registry refused, with the rule's
-// code and sentence.
-type JobRefusedError struct {
-	Refusal jobs.Refusal
-}
-
-func (e *JobRefusedError) Error() string { return e.Refusal.Error() }
-
 // AdmitJob asks the job registry to admit a job, starting the registry on
 // this host when it is not running yet. The registry applies its rules to
 // every client's jobs at once; a refusal is a *JobRefusedError. An empty
@@ -213,8 +205,7 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 	}
 	var nf *serviceerror.NotFound
 	if reg.Status == jobs.Preparing && errors.As(nowErr, &nf) {
-		issue, _ := jobs.IssueNumber(reg.Brief)
-		in, err := c.jobInput(reg, model, issue)
+		in, err := c.jobInput(reg, model)
 		if err != nil {
 			return jobs.Record{}, err
 		}
@@ -240,8 +231,7 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 	}
 	why := cmp.Or(full.Reason, "interrupted")
 	full.Status, full.Pending, full.Reason, full.Updated = reg.Status, nil, "", reg.Updated
-	issue, _ := jobs.IssueNumber(full.Brief)
-	in, err := c.jobInput(full, model, issue)
+	in, err := c.jobInput(full, model)
 	if err != nil {
 		return full, err
 	}

@@ -3,9 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 
 	"github.com/underpass-ai/axlr/internal/buildinfo"
 	"github.com/underpass-ai/axlr/internal/settings"
@@ -15,55 +13,37 @@ import (
 )
 
 // LaunchRequest is a job to admit and start.
-type LaunchRequest struct {
-	// RequestID makes a retried launch admit the same job (default: new).
-	RequestID string
-	Kind      jobs.Kind
-	// Brief is the failure or the improvement, or "#123": the issue of
-	// repair.repository, which the job reads through axlrd's forge.
-	Brief string
-	// Model runs the job's steps (default: axlrd's settings).
-	Model string
-	// OriginSession and Signature are an agent's request's; the person's
-	// job has neither, and its signature is jobs.JobSignature.
-	OriginSession string
-	Signature     string
-}
+type LaunchRequest = workflows.LaunchRequest
+
+// JobRefusedError is an admission the registry refused, with the rule's
+// code and sentence.
+type JobRefusedError = workflows.JobRefusedError
 
 // LaunchJob asks the job registry to admit a job under the client's
-// settings and starts its workflow. A refusal is a *JobRefusedError; a
-// launch retried with the same RequestID starts the same job once.
+// settings and starts its workflow: workflows.NewJobLaunch decides it,
+// Launch carries it out.
 func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record, error) {
-	set := c.settings()
-	if !req.Kind.Valid() {
-		return jobs.Record{}, fmt.Errorf("launch job: kind %q is neither repair nor improve", req.Kind)
-	}
-	brief := strings.TrimSpace(req.Brief)
-	if brief == "" {
-		return jobs.Record{}, fmt.Errorf("--%s needs a brief: what fails, or \"#123\" for an issue of %s", req.Kind, set.RepairRepository())
-	}
-	repo := set.RepairRepository()
-	signature := req.Signature
-	if signature == "" {
-		signature = jobs.JobSignature(repo, req.Kind, brief)
-	}
-	// "#123": the job's workflow reads the issue into its brief, through
-	// axlrd's forge.
-	issue, _ := jobs.IssueNumber(brief)
-	if req.RequestID == "" {
-		id, err := session.NewID()
-		if err != nil {
-			return jobs.Record{}, fmt.Errorf("launch job: %w", err)
-		}
-		req.RequestID = id
-	}
-	rec, err := c.AdmitJob(ctx, workflows.AdmitRequest{RequestID: req.RequestID, Admission: jobs.Admission{
-		Kind: req.Kind, Repository: repo, Signature: signature, Brief: brief, OriginSession: req.OriginSession,
-	}, Limits: set.JobLimits(), Build: buildinfo.String()})
+	s, err := JobLaunchSettings(c.settings(), c.env())
 	if err != nil {
 		return jobs.Record{}, err
 	}
-	in, err := c.jobInput(rec, req.Model, issue)
+	l, err := workflows.NewJobLaunch(s, req)
+	if err != nil {
+		return jobs.Record{}, err
+	}
+	return c.Launch(ctx, l)
+}
+
+// Launch admits a decided launch and starts the admitted job's workflow
+// (workflows.NewJobInput) in a new session. A refusal is a
+// *JobRefusedError; a launch retried with the same request id starts the
+// same job once.
+func (c *Client) Launch(ctx context.Context, l workflows.JobLaunch) (jobs.Record, error) {
+	rec, err := c.AdmitJob(ctx, l.Admit)
+	if err != nil {
+		return jobs.Record{}, err
+	}
+	in, err := newJobInput(l.Settings, rec, l.Model)
 	if err != nil {
 		return rec, err
 	}
@@ -74,49 +54,37 @@ func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record,
 }
 
 // jobInput is the start of an admitted job's workflow under the client's
-// settings.
-func (c *Client) jobInput(rec jobs.Record, model string, issue int) (workflows.JobInput, error) {
-	set := c.settings()
-	sid, err := session.NewID()
+// settings, in a new session.
+func (c *Client) jobInput(rec jobs.Record, model string) (workflows.JobInput, error) {
+	s, err := JobLaunchSettings(c.settings(), c.env())
 	if err != nil {
 		return workflows.JobInput{}, err
 	}
-	data, err := settings.DefaultDataDir(c.env())
-	if err != nil {
-		return workflows.JobInput{}, err
-	}
-	remote, err := jobRemote(set, rec.Repository)
-	if err != nil {
-		return workflows.JobInput{}, err
-	}
-	return workflows.JobInput{Record: rec, SessionID: sid, Model: model, Issue: issue, Settings: workflows.JobSettings{
-		Remote: remote, Directory: set.RepairDirectory(data), About: set.RepairAbout(),
-		AutoMerge: set.Repair.AutoMerge, Watch: set.RepairWatch(), Poll: set.RepairPoll(),
-		Candidate: strings.EqualFold(rec.Repository, settings.DefaultRepairRepository), Install: set.Repair.Install,
-	}}, nil
+	return newJobInput(s, rec, model)
 }
 
-// jobRemote is repair.remote, by default the repository's address on the
-// forge's host: https, or plain http where forge.api_url is a plain http
-// server (which only a loopback one may be).
-func jobRemote(set *settings.Settings, repo string) (string, error) {
-	if set.Repair.Remote != "" {
-		return set.Repair.Remote, nil
+func newJobInput(s workflows.JobLaunchSettings, rec jobs.Record, model string) (workflows.JobInput, error) {
+	sid, err := session.NewID()
+	if err != nil {
+		return workflows.JobInput{}, fmt.Errorf("start job %s: %w", rec.ID, err)
 	}
-	scheme, host := "https", "github.com"
-	if set.Forge.APIURL != "" {
-		u, err := url.Parse(set.Forge.APIURL)
-		if err != nil {
-			return "", fmt.Errorf("forge.api_url %q: %w", set.Forge.APIURL, err)
-		}
-		if u.Hostname() != "api.github.com" {
-			host = u.Host
-		}
-		if u.Scheme == "http" {
-			scheme = "http"
-		}
+	return workflows.NewJobInput(s, rec, sid, model)
+}
+
+// JobLaunchSettings are the plain values jobs launch under from set: its
+// repair, jobs and forge settings, the clones under the data directory
+// getenv names by default, and this build.
+func JobLaunchSettings(set *settings.Settings, getenv func(string) string) (workflows.JobLaunchSettings, error) {
+	data, err := settings.DefaultDataDir(getenv)
+	if err != nil {
+		return workflows.JobLaunchSettings{}, err
 	}
-	return scheme + "://" + host + "/" + repo + ".git", nil
+	return workflows.JobLaunchSettings{
+		Repository: set.RepairRepository(), Remote: set.Repair.Remote, ForgeAPIURL: set.Forge.APIURL,
+		Directory: set.RepairDirectory(data), About: set.RepairAbout(),
+		AutoMerge: set.Repair.AutoMerge, Install: set.Repair.Install, Watch: set.RepairWatch(), Poll: set.RepairPoll(),
+		Limits: set.JobLimits(), Build: buildinfo.String(),
+	}, nil
 }
 
 // Settings are the settings the client was dialled with.

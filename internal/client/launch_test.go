@@ -1,29 +1,47 @@
 package client
 
 import (
+	"reflect"
 	"testing"
+	"time"
 
+	"github.com/underpass-ai/axlr/internal/buildinfo"
 	"github.com/underpass-ai/axlr/internal/settings"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
-// TestJobRemote: repair.remote wins; otherwise the repository on the
-// forge's host, over the scheme its API is served on.
-func TestJobRemote(t *testing.T) {
+// TestJobLaunchSettings: the launch takes settings.json's repair, jobs and
+// forge keys with their defaults, the clones under the data directory,
+// and this build.
+func TestJobLaunchSettings(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"XDG_DATA_HOME": "/x/data"}[k] }
 	tests := []struct {
-		remote, apiURL, want string
+		name string
+		doc  string
+		want workflows.JobLaunchSettings
 	}{
-		{"", "", "https://github.com/acme/app.git"},
-		{"", "https://api.github.com/", "https://github.com/acme/app.git"},
-		{"", "https://ghe.example.com/api/v3/", "https://ghe.example.com/acme/app.git"},
-		{"", "http://127.0.0.1:9999/api/v3/", "http://127.0.0.1:9999/acme/app.git"},
-		{"/srv/git/app.git", "http://127.0.0.1:9999/", "/srv/git/app.git"},
+		{name: "defaults", doc: `{}`, want: workflows.JobLaunchSettings{
+			Repository: "underpass-ai/axlr", Directory: "/x/data/axlr/repairs", About: "project:axlr",
+			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(),
+		}},
+		{name: "set", doc: `{"repair": {"repository": "acme/app", "remote": "/srv/git/app.git", "directory": "/clones", "about": "project:x",
+			"auto_merge": true, "install": true, "watch_minutes": 5, "poll_seconds": 2, "max_attempts": 3},
+			"jobs": {"max_active": 4}, "forge": {"api_url": "https://ghe.example.com/api/v3"}}`, want: workflows.JobLaunchSettings{
+			Repository: "acme/app", Remote: "/srv/git/app.git", ForgeAPIURL: "https://ghe.example.com/api/v3", Directory: "/clones", About: "project:x",
+			AutoMerge: true, Install: true, Watch: 5 * time.Minute, Poll: 2 * time.Second, Limits: jobs.Limits{MaxActive: 4, MaxAttempts: 3}, Build: buildinfo.String(),
+		}},
 	}
 	for _, tt := range tests {
-		set := &settings.Settings{}
-		set.Repair.Remote, set.Forge.APIURL = tt.remote, tt.apiURL
-		got, err := jobRemote(set, "acme/app")
-		if err != nil || got != tt.want {
-			t.Errorf("remote %q, api_url %q: %q, %v; want %q", tt.remote, tt.apiURL, got, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := settings.Parse([]byte(tt.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := JobLaunchSettings(&l.Settings, getenv)
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("launch settings %+v, %v\nwant %+v", got, err, tt.want)
+			}
+		})
 	}
 }

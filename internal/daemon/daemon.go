@@ -2,29 +2,30 @@
 // Temporal server (or connects to an existing cluster), and runs the worker
 // that executes axlr's workflows and activities until it is told to stop.
 //
-// cmd/axlrd only calls Main; tests call Run, in process or through a
-// re-executed test binary, so a crash test can kill a real daemon.
+// This file is the one wiring point. New opens every part, each failure
+// wrapped with what it was opening; Run runs the worker and the reaper of a
+// dead axlrd's attempts in one errgroup, where the first part to fail
+// stops the others; Shutdown stops them in order under a deadline. Serve
+// (serve.go) composes the three, and Main owns the command line and the
+// signals. cmd/axlrd only calls Main; tests call Serve, in process, or Main
+// through a re-executed test binary, so a crash test can kill a real
+// daemon.
 package daemon
 
 import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -35,14 +36,12 @@ import (
 
 	"github.com/underpass-ai/axlr/activities"
 	"github.com/underpass-ai/axlr/agent"
-	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/agent/policy"
+	axlrclient "github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/internal/hostid"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/internal/zlog"
-	"github.com/underpass-ai/axlr/made"
-	"github.com/underpass-ai/axlr/made/embedded"
-	"github.com/underpass-ai/axlr/made/mcp"
 	"github.com/underpass-ai/axlr/redact"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
@@ -56,10 +55,12 @@ const (
 	DefaultNamespace    = "default"
 )
 
-// Options configure a daemon. Zero values take the defaults on each field.
+// Options configure a daemon. Zero values take the defaults on each
+// field; a flag's field wins over its AXLR_* variable, which wins over
+// settings.json.
 type Options struct {
 	// StateDir holds temporal.db, the session logs and the lock. Default:
-	// settings daemon.state_dir, then $XDG_STATE_HOME/axlr.
+	// $AXLR_STATE_DIR, settings daemon.state_dir, then $XDG_STATE_HOME/axlr.
 	StateDir string
 	// FrontendPort of the embedded server. Default 7233.
 	FrontendPort int
@@ -73,7 +74,8 @@ type Options struct {
 	Namespace string
 	// LogLevel: trace, debug, info (default), warn, error.
 	LogLevel string
-	// SettingsPath. Default $XDG_CONFIG_HOME/axlr/settings.json.
+	// SettingsPath. Default $AXLR_SETTINGS, then
+	// $XDG_CONFIG_HOME/axlr/settings.json.
 	SettingsPath string
 	// Getenv reads the environment. Default os.Getenv.
 	Getenv func(string) string
@@ -108,68 +110,73 @@ type Info struct {
 	TaskQueue string
 }
 
-// Main parses axlrd's command line and runs the daemon until SIGINT or
-// SIGTERM. It returns the process exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+// Daemon is axlrd as New opened it: Run runs it, Shutdown stops it.
+type Daemon struct {
+	log      zerolog.Logger
+	stdout   io.Writer
+	ready    func(Info)
+	info     Info
+	identity string
+	temporal client.Client
+	worker   worker.Worker
+	// lost are the attempts a dead axlrd left in the in-flight journal.
+	lost []inflightAttempt
+	// parts are what New opened beside the worker, in the order opened;
+	// Shutdown stops them in the reverse order.
+	parts []part
+
+	// stop is closed by Shutdown: Run's group stops.
+	stop chan struct{}
+	mu   sync.Mutex
+	// shut: Shutdown has begun; ran is closed when Run returns (nil
+	// before Run).
+	shut bool
+	ran  chan struct{}
+
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// part is something the daemon stops, by the name its errors give it.
+type part struct {
+	name string
+	stop func() error
+}
+
+// errShutDown is Run after Shutdown.
+var errShutDown = errors.New("axlrd is shut down")
+
+// New opens every part of the daemon: the settings, the log, the state
+// dir's lock, the embedded server, the host tools, the Temporal client,
+// the session store, MADE and the worker. A failure names what it was
+// opening, and closes what New opened before it.
+func New(ctx context.Context, o Options) (*Daemon, error) {
+	o.defaults()
+	set, err := settings.Open(o.SettingsPath, o.Getenv)
+	if err == nil {
+		err = o.fill(set)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "axlrd:", err)
-		return 2
+		return nil, fmt.Errorf("open settings: %w", err)
 	}
-	opts.Stdout, opts.Stderr = stdout, stderr
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := Run(ctx, opts); err != nil {
-		fmt.Fprintln(stderr, "axlrd:", err)
-		return 1
+	level, err := zlog.ParseLevel(o.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	return 0
+	d := &Daemon{log: zlog.New(o.Stderr, level), stdout: o.Stdout, ready: o.Ready, stop: make(chan struct{})}
+	for _, k := range set.Unknown {
+		d.log.Warn().Str("file", set.Path).Str("key", k).Msg("unknown settings key ignored")
+	}
+	if len(set.Env) > 0 {
+		d.log.Debug().Strs("variables", set.Env).Msg("settings from the environment")
+	}
+	if err := d.open(ctx, o, set); err != nil {
+		return nil, errors.Join(err, d.stopParts(context.Background()))
+	}
+	return d, nil
 }
 
-func parseFlags(args []string, stderr io.Writer) (Options, error) {
-	var o Options
-	fs := flag.NewFlagSet("axlrd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: axlrd [flags]
-
-axlrd runs axlr's workflows: by default on an embedded Temporal server that
-persists to <state-dir>/temporal.db, with the Temporal Web UI, and a worker.
-Settings come from $XDG_CONFIG_HOME/axlr/settings.json; flags override them.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.StateDir, "state-dir", "", "state directory (default $XDG_STATE_HOME/axlr)")
-	fs.IntVar(&o.FrontendPort, "frontend-port", 0, "embedded Temporal frontend port on 127.0.0.1 (default 7233)")
-	fs.IntVar(&o.UIPort, "ui-port", 0, "Temporal Web UI port on 127.0.0.1; 0 turns it off (default 8233)")
-	fs.StringVar(&o.TemporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster; starts no embedded server")
-	fs.StringVar(&o.Namespace, "namespace", "", "Temporal namespace (default \"default\")")
-	fs.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error (default info)")
-	fs.StringVar(&o.SettingsPath, "settings", "", "settings file (default $XDG_CONFIG_HOME/axlr/settings.json)")
-	fs.StringVar(&o.MadeCommand, "made-command", "", "made-mcp executable for the MADE ceremony ledger (default: settings made.command, else the embedded engine)")
-	fs.StringVar(&o.SQLiteSync, "sqlite-sync", "", "embedded database durability: full (survives power loss) or normal (survives process crashes; faster) (default full)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (axlrd takes flags only; see --help)", fs.Arg(0))
-	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "ui-port" {
-			o.UIPortSet = true
-		}
-	})
-	return o, nil
-}
-
-// Run runs the daemon until ctx is done, then stops the worker and the
-// server.
-func Run(ctx context.Context, o Options) (err error) {
+func (o *Options) defaults() {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -182,172 +189,228 @@ func Run(ctx context.Context, o Options) (err error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	if o.SettingsPath == "" {
-		if o.SettingsPath, err = settings.DefaultPath(o.Getenv); err != nil {
-			return err
-		}
-	}
-	set, err := settings.Load(o.SettingsPath)
+}
+
+// open opens the parts after the log, in order; each one that needs
+// stopping is added to d.parts as soon as it is open.
+func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) error {
+	ss, err := sessionSettings(&set.Settings, o.Getenv)
 	if err != nil {
-		return err
-	}
-	if err := o.fill(set); err != nil {
-		return err
-	}
-	level, err := zlog.ParseLevel(o.LogLevel)
-	if err != nil {
-		return err
-	}
-	log := zlog.New(o.Stderr, level)
-	for _, k := range set.Unknown {
-		log.Warn().Str("file", set.Path).Str("key", k).Msg("unknown settings key ignored")
+		return fmt.Errorf("open settings: %w", err)
 	}
 	host, err := hostid.Get(o.Getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("name this host: %w", err)
 	}
 	lock, err := lockStateDir(o.StateDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("lock the state dir: %w", err)
 	}
-	defer func() { err = errors.Join(err, lock.release()) }()
-
-	info := Info{Namespace: o.Namespace, StateDir: o.StateDir, HostID: host, TaskQueue: workflows.HostTaskQueue(host)}
+	d.add("the state dir lock", lock.release)
+	d.info = Info{Frontend: o.TemporalAddress, Namespace: o.Namespace, StateDir: o.StateDir, HostID: host, TaskQueue: workflows.HostTaskQueue(host)}
 	if o.TemporalAddress == "" {
-		start := time.Now()
-		srv, err := embedtemporal.Start(embedtemporal.Options{
-			DatabaseFile:     filepath.Join(o.StateDir, "temporal.db"),
-			FrontendPort:     o.FrontendPort,
-			UIPort:           o.UIPort,
-			Namespaces:       []string{o.Namespace},
-			Logger:           log,
-			DynamicConfig:    o.DynamicConfig,
-			Synchronous:      strings.ToUpper(o.SQLiteSync),
-			SearchAttributes: searchAttributes,
-		})
-		if err != nil {
-			return fmt.Errorf("embedded temporal server: %w", err)
+		if err := d.startServer(o); err != nil {
+			return fmt.Errorf("start the embedded Temporal server: %w", err)
 		}
-		defer srv.Stop()
-		info.Frontend, info.UIURL = srv.FrontendAddress(), srv.UIURL()
-		log.Debug().Dur("took", time.Since(start)).Msg("embedded temporal server started")
-	} else {
-		info.Frontend = o.TemporalAddress
 	}
-
-	hosts, hostSecrets, err := openHostTools(&o, set, log)
+	hosts, hostSecrets, err := openHostTools(&o, set, d.log)
 	if err != nil {
-		return err
+		return fmt.Errorf("open host tools: %w", err)
 	}
 	if hosts.Plugins != nil {
-		defer func() { err = errors.Join(err, hosts.Plugins.Close()) }()
+		d.add("the plugins", hosts.Plugins.Close)
 	}
-	fg := openForge(set, o.Getenv, log)
+	fg := openForge(set, o.Getenv, d.log)
 	red := redact.New(secrets(set, o.Environ, hostSecrets, fg))
-	identity, err := workerIdentity(host)
-	if err != nil {
+	if err := d.dial(ctx, red); err != nil {
 		return err
 	}
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:      info.Frontend,
-		Namespace:     o.Namespace,
-		Identity:      identity,
-		Logger:        zlog.SDK{L: log.With().Str("component", "sdk").Logger()},
-		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
-	})
-	if err != nil {
-		return fmt.Errorf("connect to temporal at %s (namespace %s): %w", info.Frontend, o.Namespace, err)
-	}
-	defer c.Close()
-	if err := ensureSearchAttributes(ctx, c, o.Namespace); err != nil {
-		return err
-	}
-
 	store, err := session.Open(filepath.Join(o.StateDir, "sessions"), session.Options{Redactor: red})
 	if err != nil {
 		return fmt.Errorf("open session store: %w", err)
 	}
-	defer func() { err = errors.Join(err, store.Close()) }()
-
-	engine, err := openMade(ctx, o, set, log)
+	d.add("the session store", store.Close)
+	engine, err := openMade(ctx, o, set, d.log)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, engine.Close()) }()
-	publishPinned(ctx, engine, log)
-
+	d.add("MADE", engine.Close)
+	publishPinned(ctx, engine, d.log)
 	workspaces := &activities.Workspaces{Env: tools.RestrictedEnv(o.Environ)}
-	defer func() { err = errors.Join(err, workspaces.Close()) }()
-	acts := &activities.Session{
-		Store:      store,
-		Model:      agent.NewClient(providerConfig(&set.Settings, o.Getenv)),
-		Settings:   &set.Settings,
-		Workspaces: workspaces,
-		Hosts:      hosts,
-		Log:        log,
-	}
-	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: log}
-
-	journal, err := openInflight(o.StateDir, identity, log)
+	d.add("the workspaces", workspaces.Close)
+	acts := &activities.Session{Store: store, Model: agent.NewClient(providerConfig(&set.Settings, o.Getenv)), Settings: ss,
+		Workspaces: workspaces, Hosts: hosts, Log: d.log}
+	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: d.log}
+	journal, err := openInflight(o.StateDir, d.identity, d.log)
 	if err != nil {
 		return err
 	}
-	lost := journal.previous()
-
-	// The one wiring point: the worker, the reaper of a dead axlrd's
-	// attempts and the wait for the signal run in one group; the first to
-	// fail stops the others, and axlrd exits with its reason instead of
-	// holding the state dir while it does nothing.
-	g, gctx := errgroup.WithContext(ctx)
-	fatal := make(chan error, 1)
-	w := worker.New(c, info.TaskQueue, worker.Options{
+	d.lost = journal.previous()
+	d.worker = worker.New(d.temporal, d.info.TaskQueue, worker.Options{
 		WorkerStopTimeout: 10 * time.Second,
 		BuildID:           "axlrd",
 		Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
-		OnFatalError: func(err error) {
-			select {
-			case fatal <- err:
-			default:
-			}
-		},
 	})
-	Register(w, acts, cer, fg)
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker on %s: %w", info.TaskQueue, err)
+	Register(d.worker, acts, cer, fg)
+	return nil
+}
+
+// add records an opened part for Shutdown.
+func (d *Daemon) add(name string, stop func() error) { d.parts = append(d.parts, part{name, stop}) }
+
+// startServer starts the embedded Temporal server, persisted in the state
+// dir.
+func (d *Daemon) startServer(o Options) error {
+	start := time.Now()
+	srv, err := embedtemporal.Start(embedtemporal.Options{
+		DatabaseFile:     filepath.Join(o.StateDir, "temporal.db"),
+		FrontendPort:     o.FrontendPort,
+		UIPort:           o.UIPort,
+		Namespaces:       []string{o.Namespace},
+		Logger:           d.log,
+		DynamicConfig:    o.DynamicConfig,
+		Synchronous:      strings.ToUpper(o.SQLiteSync),
+		SearchAttributes: searchAttributes,
+	})
+	if err != nil {
+		return err
 	}
-	defer w.Stop()
-	g.Go(func() error {
-		select {
-		case err := <-fatal:
-			return fmt.Errorf("the worker on %s stopped: %w", info.TaskQueue, err)
-		case <-gctx.Done():
-			return nil
-		}
+	d.add("the embedded Temporal server", func() error { srv.Stop(); return nil })
+	d.info.Frontend, d.info.UIURL = srv.FrontendAddress(), srv.UIURL()
+	d.log.Debug().Dur("took", time.Since(start)).Msg("embedded temporal server started")
+	return nil
+}
+
+// dial connects the worker's Temporal client under this axlrd's identity,
+// its payloads redacted, and registers the search attributes the
+// workflows upsert.
+func (d *Daemon) dial(ctx context.Context, red *redact.Redactor) error {
+	identity, err := workerIdentity(d.info.HostID)
+	if err != nil {
+		return err
+	}
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:      d.info.Frontend,
+		Namespace:     d.info.Namespace,
+		Identity:      identity,
+		Logger:        zlog.SDK{L: d.log.With().Str("component", "sdk").Logger()},
+		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
 	})
-	if len(lost) > 0 {
+	if err != nil {
+		return fmt.Errorf("connect to temporal at %s (namespace %s): %w", d.info.Frontend, d.info.Namespace, err)
+	}
+	d.add("the Temporal client", func() error { c.Close(); return nil })
+	d.temporal, d.identity = c, identity
+	return ensureSearchAttributes(ctx, c, d.info.Namespace)
+}
+
+// Run runs the worker (w.Run, interrupted when ctx is done or Shutdown
+// begins) and, after a crash, the reaper of the dead axlrd's attempts, in
+// one group: the first to fail stops the others, and Run returns its
+// error, which names it. Run is called once; Shutdown stops what it
+// leaves.
+func (d *Daemon) Run(ctx context.Context) error {
+	d.mu.Lock()
+	if d.shut || d.ran != nil {
+		d.mu.Unlock()
+		return errShutDown
+	}
+	ran := make(chan struct{})
+	d.ran = ran
+	d.mu.Unlock()
+	defer close(ran)
+
+	// The ready line waits for the worker's start; w.Run below starts it
+	// no second time (Start is memoized).
+	if err := d.worker.Start(); err != nil {
+		return fmt.Errorf("start worker on %s: %w", d.info.TaskQueue, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	interrupt := make(chan any)
+	go func() {
+		select {
+		case <-gctx.Done():
+		case <-d.stop:
+		}
+		close(interrupt)
+	}()
+	g.Go(func() error {
+		if err := d.worker.Run(interrupt); err != nil {
+			return fmt.Errorf("the worker on %s stopped: %w", d.info.TaskQueue, err)
+		}
+		return nil
+	})
+	if len(d.lost) > 0 {
 		g.Go(func() error {
-			reapLost(gctx, c, o.Namespace, lost, log)
+			reapLost(gctx, d.temporal, d.info.Namespace, d.lost, d.log)
 			return nil
 		})
 	}
+	d.announce()
+	err := g.Wait()
+	d.log.Info().Msg("axlrd stopping")
+	return err
+}
 
-	ui := info.UIURL
+// announce prints the ready line and calls Options.Ready.
+func (d *Daemon) announce() {
+	i := d.info
+	ui := i.UIURL
 	if ui == "" {
 		ui = "off"
 	}
-	fmt.Fprintf(o.Stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s\n",
-		info.Frontend, info.Namespace, ui, info.StateDir, info.TaskQueue)
-	log.Info().Str("frontend", info.Frontend).Str("ui", ui).Str("state_dir", info.StateDir).Str("task_queue", info.TaskQueue).
-		Str("identity", identity).Int("lost_attempts", len(lost)).Msg("axlrd ready")
-	if o.Ready != nil {
-		o.Ready(info)
+	fmt.Fprintf(d.stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s\n",
+		i.Frontend, i.Namespace, ui, i.StateDir, i.TaskQueue)
+	d.log.Info().Str("frontend", i.Frontend).Str("ui", ui).Str("state_dir", i.StateDir).Str("task_queue", i.TaskQueue).
+		Str("identity", d.identity).Int("lost_attempts", len(d.lost)).Msg("axlrd ready")
+	if d.ready != nil {
+		d.ready(i)
 	}
-	if err := g.Wait(); err != nil {
-		log.Error().Err(err).Msg("axlrd stopping")
-		return err
+}
+
+// Shutdown stops the daemon under ctx's deadline: Run's group first (the
+// worker gives its running tasks 10 s), then what New opened, in the
+// reverse order, the state dir's lock last. A part that fails to stop is
+// named and the rest still stop; a part that outlives the deadline ends
+// Shutdown with its name, and those after it are left to the process's
+// exit. Later calls return the first call's result.
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	d.shutOnce.Do(func() { d.shutErr = d.shutdown(ctx) })
+	return d.shutErr
+}
+
+func (d *Daemon) shutdown(ctx context.Context) error {
+	d.mu.Lock()
+	d.shut = true
+	ran := d.ran
+	d.mu.Unlock()
+	close(d.stop)
+	if ran != nil {
+		select {
+		case <-ran:
+		case <-ctx.Done():
+			return fmt.Errorf("stop the worker on %s: %w", d.info.TaskQueue, ctx.Err())
+		}
 	}
-	log.Info().Msg("axlrd stopping")
-	return nil
+	return d.stopParts(ctx)
+}
+
+// stopParts stops the parts in the reverse order of their opening.
+func (d *Daemon) stopParts(ctx context.Context) error {
+	var errs []error
+	for _, p := range slices.Backward(d.parts) {
+		done := make(chan error, 1)
+		go func() { done <- p.stop() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
+			}
+		case <-ctx.Done():
+			return errors.Join(append(errs, fmt.Errorf("stop %s: %w", p.name, ctx.Err()))...)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Register registers axlr's workflows and their activities on a worker.
@@ -368,62 +431,8 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
 }
 
-// madeEngine is an engine axlrd closes when it stops.
-type madeEngine interface {
-	made.Engine
-	Close() error
-}
-
-// openMade starts made-mcp when settings name it (made.command), else opens
-// the embedded engine in <state-dir>/made.
-func openMade(ctx context.Context, o Options, set *settings.Loaded, log zerolog.Logger) (madeEngine, error) {
-	m := set.Made
-	if o.MadeCommand != "" {
-		m.Command = o.MadeCommand
-	}
-	if m.Command == "" {
-		e, err := embedded.Open(filepath.Join(o.StateDir, "made"), embedded.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("open the embedded MADE engine: %w", err)
-		}
-		log.Debug().Str("engine", "embedded").Msg("MADE ready")
-		return e, nil
-	}
-	env := []string{
-		"MADE_MCP_BACKEND=embedded",
-		"MADE_MCP_REDB_PATH=" + filepath.Join(o.StateDir, "made", "made.redb"),
-		"PATH=" + o.Getenv("PATH"),
-		"HOME=" + o.Getenv("HOME"),
-	}
-	for k, v := range m.Env {
-		env = append(env, k+"="+v)
-	}
-	if err := os.MkdirAll(filepath.Join(o.StateDir, "made"), 0o700); err != nil {
-		return nil, fmt.Errorf("create MADE store dir: %w", err)
-	}
-	c, err := mcp.Start(ctx, mcp.Options{Command: m.Command, Args: m.Args, Env: env, Dir: o.StateDir,
-		Stderr: log.With().Str("component", "made-mcp").Logger()})
-	if err != nil {
-		return nil, fmt.Errorf("start made-mcp (%s): %w", m.Command, err)
-	}
-	log.Debug().Str("engine", m.Command).Msg("MADE ready")
-	return c, nil
-}
-
-// publishPinned publishes every pinned definition at start. A definition
-// MADE holds under another digest is reported; its ceremony refuses to
-// start, the others work.
-func publishPinned(ctx context.Context, e made.Engine, log zerolog.Logger) {
-	for _, def := range ceremonies.All() {
-		if _, err := activities.PublishPinned(ctx, e, def); err != nil {
-			log.Error().Str("ceremony", def.Name+" "+def.Version).Err(err).Msg("ceremony unavailable")
-			continue
-		}
-		log.Debug().Str("ceremony", def.Name+" "+def.Version).Str("digest", def.Digest).Msg("ceremony published")
-	}
-}
-
-// fill applies the settings' daemon defaults under the flags.
+// fill applies the settings (the file, then its AXLR_* variables) under
+// the flags, then the defaults.
 func (o *Options) fill(set *settings.Loaded) error {
 	d := set.Daemon
 	if o.StateDir == "" {
@@ -496,23 +505,6 @@ func providerConfig(s *settings.Settings, getenv func(string) string) agent.Conf
 	}
 }
 
-// searchAttributes are the search attributes axlr's workflows upsert:
-// the sessions a session workflow holds; a job's id, kind, repository,
-// pull request and status; a plan's id and status, and its task workers'
-// plan, task and wave.
-var searchAttributes = map[string]enumspb.IndexedValueType{
-	workflows.SearchAttributeSessions:    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-	workflows.SearchAttributeJob:         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributeJobKind:     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributeRepository:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributePullRequest: enumspb.INDEXED_VALUE_TYPE_INT,
-	workflows.SearchAttributeJobStatus:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributePlan:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributePlanTask:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	workflows.SearchAttributePlanWave:    enumspb.INDEXED_VALUE_TYPE_INT,
-	workflows.SearchAttributePlanStatus:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-}
-
 // secrets are what axlrd redacts before a payload leaves it: the
 // settings' secrets and provider key, the environment's credentials, the
 // host tools' (plugins' environments) and the forge's token, which may
@@ -521,39 +513,25 @@ func secrets(set *settings.Loaded, environ, hostSecrets []string, fg *activities
 	return slices.Concat(set.Secrets, []string{set.Provider.APIKey, fg.Git.Token}, redact.Secrets(environ), hostSecrets)
 }
 
-// ensureSearchAttributes registers on the namespace those of
-// searchAttributes it misses: the workflows upsert them, and an unknown
-// attribute would fail their workflow tasks. One registered with another
-// type is an error.
-func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+// sessionSettings are the settings the session activities apply, as the
+// plain values they take.
+func sessionSettings(set *settings.Settings, getenv func(string) string) (activities.SessionSettings, error) {
+	jobs, err := axlrclient.JobLaunchSettings(set, getenv)
 	if err != nil {
-		return fmt.Errorf("list search attributes of namespace %s: %w", namespace, err)
+		return activities.SessionSettings{}, err
 	}
-	missing := map[string]enumspb.IndexedValueType{}
-	var names, create []string
-	for _, name := range slices.Sorted(maps.Keys(searchAttributes)) {
-		want := searchAttributes[name]
-		if t, ok := list.GetCustomAttributes()[name]; ok {
-			if t != want {
-				return fmt.Errorf("search attribute %s of namespace %s is %s, not %s", name, namespace, t, want)
-			}
-			continue
-		}
-		missing[name] = want
-		names = append(names, fmt.Sprintf("%s (%s)", name, want))
-		create = append(create, fmt.Sprintf("temporal operator search-attribute create --namespace %s --name %s --type %s", namespace, name, want))
+	caps := map[string]int{}
+	for name := range set.Models {
+		caps[name] = set.ContextCap(name)
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: namespace, SearchAttributes: missing,
-	}); err != nil {
-		return fmt.Errorf("register search attributes %s on namespace %s: %w; an operator can add them with: %s",
-			strings.Join(names, ", "), namespace, err, strings.Join(create, "; "))
-	}
-	return nil
+	return activities.SessionSettings{
+		Model:           set.Model,
+		Approvals:       policy.Settings{Autonomous: set.Approvals.Autonomous, Allowed: set.Approvals.Allowed, AlwaysAsk: set.AlwaysAsk()},
+		ContextCaps:     caps,
+		ContextTokens:   set.ContextTokens,
+		MaxTokens:       set.Provider.MaxTokens,
+		Stream:          set.Stream(),
+		CeremonyProfile: set.Ceremonies.Profile,
+		Jobs:            jobs,
+	}, nil
 }

@@ -19,6 +19,9 @@ import (
 	"github.com/underpass-ai/axlr/web"
 )
 
+// The job request tools reach the registry through axlrd's own client.
+var _ activities.JobClient = (*axlrclient.Client)(nil)
+
 // providerKeys are environment variables a plugin never receives: the
 // model provider's keys and the search key.
 var providerKeys = []string{"OPENAI_API_KEY", "OPENROUTER_API_KEY", web.BraveKeyEnv}

@@ -176,7 +176,7 @@ func (e *env) launch(adjust func(*daemon.Options)) (*inProcess, error) {
 	if adjust != nil {
 		adjust(&opts)
 	}
-	go func() { d.done <- daemon.Run(ctx, opts) }()
+	go func() { d.done <- daemon.Serve(ctx, opts) }()
 	select {
 	case d.info = <-ready:
 	case err := <-d.done:
@@ -211,19 +211,31 @@ type process struct {
 	waited chan struct{}
 }
 
-// spawn starts axlrd as a child process and waits for its ready line.
-func (e *env) spawn() *process {
+// spawn starts axlrd as a child process, with extra flags after the
+// env's, and waits for its ready line.
+func (e *env) spawn(extra ...string) *process {
 	e.t.Helper()
-	cmd := exec.Command(os.Args[0], "--state-dir", e.stateDir, "--frontend-port", fmt.Sprint(e.port), "--ui-port", "0", "--log-level", "warn")
+	p, err := e.trySpawn(extra...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// trySpawn is spawn that returns why axlrd was not ready.
+func (e *env) trySpawn(extra ...string) (*process, error) {
+	e.t.Helper()
+	args := append([]string{"--state-dir", e.stateDir, "--frontend-port", fmt.Sprint(e.port), "--ui-port", "0", "--log-level", "warn"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(e.environ(), daemonEnv+"=1")
 	p := &process{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, waited: make(chan struct{})}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		e.t.Fatal(err)
+		return nil, err
 	}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		return nil, err
 	}
 	ready := make(chan struct{})
 	go func() {
@@ -243,9 +255,10 @@ func (e *env) spawn() *process {
 	select {
 	case <-ready:
 	case <-p.waited:
-		e.t.Fatalf("axlrd exited before it was ready\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		return nil, fmt.Errorf("axlrd exited before it was ready\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
 	case <-time.After(2 * time.Minute):
-		e.t.Fatalf("axlrd not ready after 2 minutes\nstderr:\n%s", p.stderr)
+		p.kill()
+		return nil, fmt.Errorf("axlrd not ready after 2 minutes\nstderr:\n%s", p.stderr)
 	}
 	e.t.Cleanup(func() {
 		p.kill()
@@ -253,7 +266,7 @@ func (e *env) spawn() *process {
 			e.t.Logf("axlrd's stderr (pid %d):\n%s", cmd.Process.Pid, p.stderr)
 		}
 	})
-	return p
+	return p, nil
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

@@ -1,8 +1,9 @@
 // Package settings reads axlr's settings.json: the person's defaults for
 // models, approvals, the model provider, the daemon and the /repair and
 // /improve jobs. Both axlrd and
-// axlr-tui read it; flags override it and environment variables override the
-// provider's fields.
+// axlr-tui read it through Open: the AXLR_* variables (Vars) override its
+// keys, flags override both, and OPENAI_BASE_URL, OPENAI_API_KEY and
+// OPENROUTER_API_KEY override the provider's fields.
 //
 // Keys the file does not know are reported as warnings, never silently
 // ignored and never fatal, so a settings file shared with a newer release
@@ -332,6 +333,8 @@ type Loaded struct {
 	Found bool
 	// Unknown lists the dotted keys the file holds that axlr does not know.
 	Unknown []string
+	// Env lists the AXLR_* variables that set a key over the file's.
+	Env []string
 }
 
 // DefaultPath returns $XDG_CONFIG_HOME/axlr/settings.json, falling back to

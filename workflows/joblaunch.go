@@ -1,0 +1,151 @@
+package workflows
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/underpass-ai/axlr/jobs"
+)
+
+// A job's launch is decided here, once, by pure functions over plain
+// settings values: NewJobLaunch decides what the registry is asked to
+// admit, NewJobInput how the admitted job's workflow starts. axlr-tui's
+// client and the activity that answers a model's request both call them;
+// the client then admits and starts what they decided.
+
+// AxlrRepository is axlr's own repository: a job on it builds a candidate
+// axlrd and axlr-tui from its pull request.
+const AxlrRepository = "underpass-ai/axlr"
+
+// LaunchRequest is a job to admit and start.
+type LaunchRequest struct {
+	// RequestID makes a retried launch admit the same job (default: new).
+	RequestID string
+	Kind      jobs.Kind
+	// Brief is the failure or the improvement, or "#123": the issue of
+	// the repository, which the job reads through axlrd's forge.
+	Brief string
+	// Model runs the job's steps (default: axlrd's settings).
+	Model string
+	// OriginSession and Signature are an agent's request's; the person's
+	// job has neither, and its signature is jobs.JobSignature.
+	OriginSession string
+	Signature     string
+}
+
+// JobRefusedError is an admission the registry refused, with the rule's
+// code and sentence.
+type JobRefusedError struct {
+	Refusal jobs.Refusal
+}
+
+func (e *JobRefusedError) Error() string { return e.Refusal.Error() }
+
+// JobLaunchSettings are the settings a job launches under, as plain values
+// (client.JobLaunchSettings reads them from settings.json).
+type JobLaunchSettings struct {
+	// Repository is the repository jobs work on, owner/name
+	// (repair.repository); required.
+	Repository string
+	// Remote is the URL jobs clone and push (repair.remote); empty: the
+	// repository's address on the forge's host.
+	Remote string
+	// ForgeAPIURL is the forge's REST base (forge.api_url); empty:
+	// api.github.com.
+	ForgeAPIURL string
+	// Directory holds the clones, an absolute path (repair.directory).
+	Directory string
+	// About is the jobs' memory about (repair.about).
+	About string
+	// AutoMerge, Install, Watch and Poll are repair.auto_merge,
+	// repair.install, repair.watch_minutes and repair.poll_seconds.
+	AutoMerge, Install bool
+	Watch, Poll        time.Duration
+	// Limits are the registry's limits the launch asks under.
+	Limits jobs.Limits
+	// Build is the axlr build that asks.
+	Build string
+}
+
+// JobLaunch is a launch decided: what the registry is asked to admit, and
+// what the admitted job's workflow starts with (NewJobInput).
+type JobLaunch struct {
+	Admit    AdmitRequest
+	Model    string
+	Settings JobLaunchSettings
+}
+
+// NewJobLaunch decides req's launch under s: its repository, its brief
+// (trimmed) and its signature (req's, else jobs.JobSignature).
+func NewJobLaunch(s JobLaunchSettings, req LaunchRequest) (JobLaunch, error) {
+	if !req.Kind.Valid() {
+		return JobLaunch{}, fmt.Errorf("launch job: kind %q is neither repair nor improve", req.Kind)
+	}
+	if s.Repository == "" {
+		return JobLaunch{}, errors.New("launch job: no repository: set repair.repository in settings.json")
+	}
+	brief := strings.TrimSpace(req.Brief)
+	if brief == "" {
+		return JobLaunch{}, fmt.Errorf("--%s needs a brief: what fails, or \"#123\" for an issue of %s", req.Kind, s.Repository)
+	}
+	signature := cmp.Or(req.Signature, jobs.JobSignature(s.Repository, req.Kind, brief))
+	return JobLaunch{
+		Admit: AdmitRequest{RequestID: req.RequestID, Admission: jobs.Admission{
+			Kind: req.Kind, Repository: s.Repository, Signature: signature, Brief: brief, OriginSession: req.OriginSession,
+		}, Limits: s.Limits, Build: s.Build},
+		Model:    req.Model,
+		Settings: s,
+	}, nil
+}
+
+// NewJobInput is the start of rec's workflow under s, in session
+// sessionID, its steps run by model (empty: axlrd's settings). rec's
+// repository decides the remote (s.Remote, else its address on the
+// forge's host: https, or plain http where s.ForgeAPIURL is a plain http
+// server, which only a loopback one may be) and whether the job builds a
+// candidate (AxlrRepository); a "#123" brief names the issue it reads.
+func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) (JobInput, error) {
+	remote, err := s.remote(rec.Repository)
+	if err != nil {
+		return JobInput{}, err
+	}
+	issue, _ := jobs.IssueNumber(rec.Brief)
+	return JobInput{Record: rec, SessionID: sessionID, Model: model, Issue: issue, Settings: JobSettings{
+		Remote: remote, Directory: s.Directory, About: s.About, AutoMerge: s.AutoMerge, Watch: s.Watch, Poll: s.Poll,
+		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install,
+	}}, nil
+}
+
+// remote is s.Remote, else repo's address on the forge's host. The URL
+// is read by hand: workflows imports no net package (TestImportsNoIO).
+func (s JobLaunchSettings) remote(repo string) (string, error) {
+	if s.Remote != "" {
+		return s.Remote, nil
+	}
+	scheme, host := "https", "github.com"
+	if s.ForgeAPIURL != "" {
+		sch, rest, ok := strings.Cut(s.ForgeAPIURL, "://")
+		h, _, _ := strings.Cut(rest, "/")
+		if !ok || (sch != "https" && sch != "http") || h == "" {
+			return "", fmt.Errorf("forge.api_url %q: want an http(s) URL, such as https://github.example.com/api/v3", s.ForgeAPIURL)
+		}
+		if hostname(h) != "api.github.com" {
+			host = h
+		}
+		if sch == "http" {
+			scheme = "http"
+		}
+	}
+	return scheme + "://" + host + "/" + repo + ".git", nil
+}
+
+// hostname is host without its port.
+func hostname(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
+		return host[:i]
+	}
+	return host
+}
