@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -119,33 +120,23 @@ func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) 
 	}}, nil
 }
 
-// remote is s.Remote, else repo's address on the forge's host. The URL
-// is read by hand: workflows imports no net package (TestImportsNoIO).
+// remote is s.Remote, else repo's address on the forge's host.
 func (s JobLaunchSettings) remote(repo string) (string, error) {
 	if s.Remote != "" {
 		return s.Remote, nil
 	}
 	scheme, host := "https", "github.com"
 	if s.ForgeAPIURL != "" {
-		sch, rest, ok := strings.Cut(s.ForgeAPIURL, "://")
-		h, _, _ := strings.Cut(rest, "/")
-		if !ok || (sch != "https" && sch != "http") || h == "" {
+		u, err := url.Parse(s.ForgeAPIURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return "", fmt.Errorf("forge.api_url %q: want an http(s) URL, such as https://github.example.com/api/v3", s.ForgeAPIURL)
 		}
-		if hostname(h) != "api.github.com" {
-			host = h
+		if u.Hostname() != "api.github.com" {
+			host = u.Host
 		}
-		if sch == "http" {
+		if u.Scheme == "http" {
 			scheme = "http"
 		}
 	}
 	return scheme + "://" + host + "/" + repo + ".git", nil
-}
-
-// hostname is host without its port.
-func hostname(host string) string {
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		return host[:i]
-	}
-	return host
 }
