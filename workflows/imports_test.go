@@ -14,12 +14,9 @@ const module = "github.com/underpass-ai/axlr"
 // noIO are the standard packages that reach files, processes, the network
 // or the machine. io/fs is not among them: it only declares a file
 // system's interfaces (package plans verifies a workspace through one that
-// its caller, an activity, opens). Nor is net/url (pureText), which only
-// parses text.
+// its caller, an activity, opens).
 var noIO = []string{"os", "net", "syscall", "io/ioutil", "database/sql", "plugin", "runtime/cgo", "unsafe", "log", "log/slog", "math/rand", "crypto/rand"}
 
-// pureText are packages under noIO's prefixes that do no I/O.
-var pureText = []string{"net/url"}
 
 // thirdParty are the modules outside the standard library that workflow
 // code and the project packages it imports may use: Temporal's SDK and
@@ -64,9 +61,6 @@ func TestImportsNoIO(t *testing.T) {
 }
 
 func ioImport(imp string) bool {
-	if slices.Contains(pureText, imp) {
-		return false
-	}
 	return slices.ContainsFunc(noIO, func(p string) bool { return imp == p || strings.HasPrefix(imp, p+"/") })
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -54,9 +53,10 @@ type JobLaunchSettings struct {
 	// Remote is the URL jobs clone and push (repair.remote); empty: the
 	// repository's address on the forge's host.
 	Remote string
-	// ForgeAPIURL is the forge's REST base (forge.api_url); empty:
-	// api.github.com.
-	ForgeAPIURL string
+	// ForgeWeb is the forge's web address, scheme and host, that a
+	// repository's default remote is on (settings' Forge.Web); empty:
+	// https://github.com.
+	ForgeWeb string
 	// Directory holds the clones, an absolute path (repair.directory).
 	Directory string
 	// About is the jobs' memory about (repair.about).
@@ -105,38 +105,20 @@ func NewJobLaunch(s JobLaunchSettings, req LaunchRequest) (JobLaunch, error) {
 // NewJobInput is the start of rec's workflow under s, in session
 // sessionID, its steps run by model (empty: axlrd's settings). rec's
 // repository decides the remote (s.Remote, else its address on the
-// forge's host: https, or plain http where s.ForgeAPIURL is a plain http
-// server, which only a loopback one may be) and whether the job builds a
-// candidate (AxlrRepository); a "#123" brief names the issue it reads.
-func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) (JobInput, error) {
-	remote, err := s.remote(rec.Repository)
-	if err != nil {
-		return JobInput{}, err
-	}
+// forge's web, s.ForgeWeb) and whether the job builds a candidate
+// (AxlrRepository); a "#123" brief names the issue it reads.
+func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) JobInput {
 	issue, _ := jobs.IssueNumber(rec.Brief)
 	return JobInput{Record: rec, SessionID: sessionID, Model: model, Issue: issue, Settings: JobSettings{
-		Remote: remote, Directory: s.Directory, About: s.About, AutoMerge: s.AutoMerge, Watch: s.Watch, Poll: s.Poll,
+		Remote: s.remote(rec.Repository), Directory: s.Directory, About: s.About, AutoMerge: s.AutoMerge, Watch: s.Watch, Poll: s.Poll,
 		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install,
-	}}, nil
+	}}
 }
 
-// remote is s.Remote, else repo's address on the forge's host.
-func (s JobLaunchSettings) remote(repo string) (string, error) {
+// remote is s.Remote, else repo's address on the forge's web.
+func (s JobLaunchSettings) remote(repo string) string {
 	if s.Remote != "" {
-		return s.Remote, nil
+		return s.Remote
 	}
-	scheme, host := "https", "github.com"
-	if s.ForgeAPIURL != "" {
-		u, err := url.Parse(s.ForgeAPIURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return "", fmt.Errorf("forge.api_url %q: want an http(s) URL, such as https://github.example.com/api/v3", s.ForgeAPIURL)
-		}
-		if u.Hostname() != "api.github.com" {
-			host = u.Host
-		}
-		if u.Scheme == "http" {
-			scheme = "http"
-		}
-	}
-	return scheme + "://" + host + "/" + repo + ".git", nil
+	return strings.TrimSuffix(cmp.Or(s.ForgeWeb, "https://github.com"), "/") + "/" + repo + ".git"
 }

@@ -68,7 +68,7 @@ func newJobInput(s workflows.JobLaunchSettings, rec jobs.Record, model string) (
 	if err != nil {
 		return workflows.JobInput{}, fmt.Errorf("start job %s: %w", rec.ID, err)
 	}
-	return workflows.NewJobInput(s, rec, sid, model)
+	return workflows.NewJobInput(s, rec, sid, model), nil
 }
 
 // JobLaunchSettings are the plain values jobs launch under from set: its
@@ -79,8 +79,12 @@ func JobLaunchSettings(set *settings.Settings, getenv func(string) string) (work
 	if err != nil {
 		return workflows.JobLaunchSettings{}, err
 	}
+	web, err := set.Forge.Web()
+	if err != nil {
+		return workflows.JobLaunchSettings{}, err
+	}
 	return workflows.JobLaunchSettings{
-		Repository: set.RepairRepository(), Remote: set.Repair.Remote, ForgeAPIURL: set.Forge.APIURL,
+		Repository: set.RepairRepository(), Remote: set.Repair.Remote, ForgeWeb: web,
 		Directory: set.RepairDirectory(data), About: set.RepairAbout(),
 		AutoMerge: set.Repair.AutoMerge, Install: set.Repair.Install, Watch: set.RepairWatch(), Poll: set.RepairPoll(),
 		Limits: set.JobLimits(), Build: buildinfo.String(),

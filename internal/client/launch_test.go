@@ -22,13 +22,13 @@ func TestJobLaunchSettings(t *testing.T) {
 		want workflows.JobLaunchSettings
 	}{
 		{name: "defaults", doc: `{}`, want: workflows.JobLaunchSettings{
-			Repository: "underpass-ai/axlr", Directory: "/x/data/axlr/repairs", About: "project:axlr",
+			Repository: "underpass-ai/axlr", ForgeWeb: "https://github.com", Directory: "/x/data/axlr/repairs", About: "project:axlr",
 			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(),
 		}},
 		{name: "set", doc: `{"repair": {"repository": "acme/app", "remote": "/srv/git/app.git", "directory": "/clones", "about": "project:x",
 			"auto_merge": true, "install": true, "watch_minutes": 5, "poll_seconds": 2, "max_attempts": 3},
 			"jobs": {"max_active": 4}, "forge": {"api_url": "https://ghe.example.com/api/v3"}}`, want: workflows.JobLaunchSettings{
-			Repository: "acme/app", Remote: "/srv/git/app.git", ForgeAPIURL: "https://ghe.example.com/api/v3", Directory: "/clones", About: "project:x",
+			Repository: "acme/app", Remote: "/srv/git/app.git", ForgeWeb: "https://ghe.example.com", Directory: "/clones", About: "project:x",
 			AutoMerge: true, Install: true, Watch: 5 * time.Minute, Poll: 2 * time.Second, Limits: jobs.Limits{MaxActive: 4, MaxAttempts: 3}, Build: buildinfo.String(),
 		}},
 	}

@@ -531,6 +531,24 @@ func gitURL(s string) bool {
 	return ok && host != "" && path != "" && !strings.ContainsAny(host, "/\\")
 }
 
+// Web is the forge's web address, scheme and host, that a repository's
+// default remote is on: https://github.com, or the host of forge.api_url
+// over its scheme (plain http only for a loopback server, which validate
+// holds). An api_url that is not an http(s) URL is an error.
+func (f Forge) Web() (string, error) {
+	if f.APIURL == "" {
+		return "https://github.com", nil
+	}
+	u, err := url.Parse(f.APIURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("forge.api_url %q: want an http(s) URL, such as https://github.example.com/api/v3", f.APIURL)
+	}
+	if u.Hostname() == "api.github.com" {
+		return u.Scheme + "://github.com", nil
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
 func (f Forge) validate() error {
 	if f.APIURL == "" {
 		return nil

@@ -226,3 +226,26 @@ func TestJobSettingsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestForgeWeb: a repository's default remote is on github.com, or on the
+// host of forge.api_url over its scheme; api.github.com's web is
+// github.com.
+func TestForgeWeb(t *testing.T) {
+	for _, tt := range []struct{ api, want string }{
+		{"", "https://github.com"},
+		{"https://api.github.com/", "https://github.com"},
+		{"https://api.github.com:443", "https://github.com"},
+		{"https://ghe.example.com/api/v3/", "https://ghe.example.com"},
+		{"http://127.0.0.1:9999/api/v3/", "http://127.0.0.1:9999"},
+		{"http://[::1]:9/", "http://[::1]:9"},
+	} {
+		if got, err := (Forge{APIURL: tt.api}).Web(); err != nil || got != tt.want {
+			t.Errorf("Web of %q = %q, %v; want %q", tt.api, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"api/v3", "ftp://x/api", "https:///api"} {
+		if _, err := (Forge{APIURL: bad}).Web(); err == nil || !strings.Contains(err.Error(), "forge.api_url") {
+			t.Errorf("Web of %q: %v", bad, err)
+		}
+	}
+}
