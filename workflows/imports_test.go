@@ -17,7 +17,6 @@ const module = "github.com/underpass-ai/axlr"
 // its caller, an activity, opens).
 var noIO = []string{"os", "net", "syscall", "io/ioutil", "database/sql", "plugin", "runtime/cgo", "unsafe", "log", "log/slog", "math/rand", "crypto/rand"}
 
-
 // thirdParty are the modules outside the standard library that workflow
 // code and the project packages it imports may use: Temporal's SDK and
 // API, deterministic id digests, and a shell parser.
