@@ -100,6 +100,9 @@ type Model struct {
 	interrupt bool
 	// instance is the ceremony the session runs, for /stop-ceremony.
 	instance string
+	// told is the error the running execution's failed event showed, so
+	// its result does not show it again.
+	told string
 	// palette: Esc in the session view made the next key a shortcut (J
 	// the jobs panel, P the plans panel) rather than text.
 	palette bool
@@ -207,12 +210,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.note(msg.err.Error())
 		}
 		ex := msg.ex
-		m.running, m.sessionID, m.interrupt = &ex, ex.SessionID, false
+		m.running, m.sessionID, m.interrupt, m.told = &ex, ex.SessionID, false, ""
 		m.events = make(chan tea.Msg, 64)
 		return m, tea.Batch(m.watch(ex, m.events), next(m.events))
 	case eventMsg:
 		if ev, ok := msg.msg.(session.EventMsg); ok {
 			m = m.follow(ev.Event)
+			if ev.Event.Type == contract.EventFailed {
+				m.told = ev.Event.Error
+			}
 		}
 		var cmd tea.Cmd
 		m, cmd = m.route(msg.msg)
@@ -233,7 +239,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.view = cardView
 			return m, nil
 		}
-		if msg.res.Error != "" {
+		if msg.res.Error != "" && msg.res.Error != m.told {
 			return m.note(string(msg.res.Status) + ": " + msg.res.Error)
 		}
 		return m, nil

@@ -392,3 +392,25 @@ func TestWelcome(t *testing.T) {
 		}
 	}
 }
+
+// A failed execution's error is shown once: its failed event shows it,
+// and its result, which carries the same error, adds nothing.
+func TestFailureShownOnce(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Root: "/w"})
+	m, cmd := send(t, m, "hi")
+	m, _ = step(t, m, cmd())
+	const why = `no model: pass --model NAME or set "model" in settings.json`
+	m, _ = step(t, m, eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventFailed, Error: why}}})
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Failed, Error: why}})
+	if n := strings.Count(m.View().Content, why); n != 1 {
+		t.Errorf("the error is shown %d times:\n%s", n, m.View().Content)
+	}
+	// A result whose error no event showed still says it.
+	m, cmd = send(t, m, "again")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Interrupted, Error: "interrupted by the person"}})
+	if !strings.Contains(m.View().Content, "interrupted: interrupted by the person") {
+		t.Errorf("the result's own error is not shown:\n%s", m.View().Content)
+	}
+}
