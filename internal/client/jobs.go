@@ -20,7 +20,7 @@ import (
 
 // AdmitJob asks the job registry to admit a job, starting the registry on
 // this host when it is not running yet. The registry applies its rules to
-// every client's jobs at once; a refusal is a *JobRefusedError. An empty
+// every client's jobs at once; a refusal is a *workflows.JobRefusedError. An empty
 // req.RequestID gets a new id; a retried request gets the same record.
 func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs.Record, error) {
 	if req.RequestID == "" {
@@ -52,14 +52,14 @@ func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs
 	return rec, nil
 }
 
-// jobRefused is the registry's refusal as a *JobRefusedError, or err as
+// jobRefused is the registry's refusal as a *workflows.JobRefusedError, or err as
 // refused makes it.
 func (c *Client) jobRefused(err error) error {
 	var app *sdktemporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == workflows.ErrTypeJobRefused {
 		var ref jobs.Refusal
 		if app.Details(&ref) == nil {
-			return &JobRefusedError{Refusal: ref}
+			return &workflows.JobRefusedError{Refusal: ref}
 		}
 	}
 	return c.refused(err)
@@ -194,7 +194,7 @@ func (c *Client) DecideJob(ctx context.Context, dec workflows.JobDecision) (jobs
 }
 
 // RecoverJob runs an interrupted job again: the registry takes it back
-// into a free slot (a refusal is a *JobRefusedError), and its workflow
+// into a free slot (a refusal is a *workflows.JobRefusedError), and its workflow
 // starts again in the job's session and clone, its brief whole. A job that
 // was admitted and whose workflow never started is started.
 func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record, error) {

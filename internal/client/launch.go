@@ -12,17 +12,10 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// LaunchRequest is a job to admit and start.
-type LaunchRequest = workflows.LaunchRequest
-
-// JobRefusedError is an admission the registry refused, with the rule's
-// code and sentence.
-type JobRefusedError = workflows.JobRefusedError
-
 // LaunchJob asks the job registry to admit a job under the client's
 // settings and starts its workflow: workflows.NewJobLaunch decides it,
 // Launch carries it out.
-func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record, error) {
+func (c *Client) LaunchJob(ctx context.Context, req workflows.LaunchRequest) (jobs.Record, error) {
 	s, err := JobLaunchSettings(c.settings(), c.env())
 	if err != nil {
 		return jobs.Record{}, err
@@ -36,7 +29,7 @@ func (c *Client) LaunchJob(ctx context.Context, req LaunchRequest) (jobs.Record,
 
 // Launch admits a decided launch and starts the admitted job's workflow
 // (workflows.NewJobInput) in a new session. A refusal is a
-// *JobRefusedError; a launch retried with the same request id starts the
+// *workflows.JobRefusedError; a launch retried with the same request id starts the
 // same job once.
 func (c *Client) Launch(ctx context.Context, l workflows.JobLaunch) (jobs.Record, error) {
 	rec, err := c.AdmitJob(ctx, l.Admit)

@@ -34,7 +34,7 @@ func TestJobRegistry(t *testing.T) {
 		t.Fatalf("first: %+v, %v", first, err)
 	}
 	_, err = admit(c, "TestParse fails on empty input", "aaaa0000aaaa0000")
-	var refused *client.JobRefusedError
+	var refused *workflows.JobRefusedError
 	if !errors.As(err, &refused) || refused.Refusal.Code != jobs.RefuseDuplicate || !strings.HasPrefix(err.Error(), "duplicate: ") {
 		t.Fatalf("a duplicate: %v", err)
 	}
@@ -50,7 +50,7 @@ func TestJobRegistry(t *testing.T) {
 			_, err := admit(ci, fmt.Sprintf("failure number %d of the race", i), fmt.Sprintf("bbbb%012d", i))
 			mu.Lock()
 			defer mu.Unlock()
-			var r *client.JobRefusedError
+			var r *workflows.JobRefusedError
 			switch {
 			case err == nil:
 				admitted++

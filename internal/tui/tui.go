@@ -468,7 +468,7 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 		}
 		brief, model := s.Args, m.opts.Model
 		return m, func() tea.Msg {
-			rec, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: brief, Model: model})
+			rec, err := m.client.LaunchJob(m.ctx, workflows.LaunchRequest{Kind: kind, Brief: brief, Model: model})
 			if err != nil {
 				return jobs.ActedMsg{Err: err}
 			}

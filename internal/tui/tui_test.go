@@ -49,7 +49,7 @@ func (f *fakeClient) QueueJob(context.Context, string) (workflows.QueueView, err
 func (f *fakeClient) UnqueueJob(context.Context, string, string) (workflows.QueueView, error) {
 	return workflows.QueueView{}, nil
 }
-func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (jobrec.Record, error) {
+func (f *fakeClient) LaunchJob(_ context.Context, req workflows.LaunchRequest) (jobrec.Record, error) {
 	f.calls = append(f.calls, "launch "+string(req.Kind)+" "+req.Brief)
 	return jobrec.Record{ID: "parse-empty-1a2b3c", Kind: req.Kind}, nil
 }

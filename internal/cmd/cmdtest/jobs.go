@@ -33,7 +33,7 @@ type Jobs struct {
 	RetriesAt func(n int) []client.Retry
 
 	Closed      bool
-	Launched    []client.LaunchRequest
+	Launched    []workflows.LaunchRequest
 	Interrupted []string
 	Decisions   []workflows.JobDecision
 	Recovered   []string // "id model"
@@ -78,7 +78,7 @@ func (f *Jobs) JobRetries(_ context.Context, id string) ([]client.Retry, error) 
 
 // LaunchJob admits a preparing job of underpass-ai/axlr, unless
 // LaunchErr refuses it.
-func (f *Jobs) LaunchJob(_ context.Context, req client.LaunchRequest) (domain.Record, error) {
+func (f *Jobs) LaunchJob(_ context.Context, req workflows.LaunchRequest) (domain.Record, error) {
 	f.Launched = append(f.Launched, req)
 	if f.LaunchErr != nil {
 		return domain.Record{}, f.LaunchErr
@@ -123,7 +123,7 @@ func (f *Jobs) RecoverJob(_ context.Context, id, model string) (domain.Record, e
 	f.Recovered = append(f.Recovered, id+" "+model)
 	r, err := domain.Find(f.Records, id)
 	if err == nil && r.Status != domain.Interrupted {
-		return domain.Record{}, &client.JobRefusedError{Refusal: domain.Refusal{Code: domain.RefuseNotInterrupted,
+		return domain.Record{}, &workflows.JobRefusedError{Refusal: domain.Refusal{Code: domain.RefuseNotInterrupted,
 			Reason: "repair " + id + " is " + string(r.Status) + "; only an interrupted job is recovered"}}
 	}
 	r.Status = domain.Preparing

@@ -35,7 +35,7 @@ type Client interface {
 	InstallJob(ctx context.Context, id, tuiPath string) (jobs.Record, error)
 	QueueJob(ctx context.Context, id string) (workflows.QueueView, error)
 	UnqueueJob(ctx context.Context, id, reason string) (workflows.QueueView, error)
-	LaunchJob(ctx context.Context, req client.LaunchRequest) (jobs.Record, error)
+	LaunchJob(ctx context.Context, req workflows.LaunchRequest) (jobs.Record, error)
 }
 
 // RecordsMsg carries the records Jobs returned, or why it failed.
@@ -119,7 +119,7 @@ func (m Model) press(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case in.Answer.Question == list.Briefing:
 		kind := m.kind
 		return m, m.Act("started a "+kind.Noun(), func() error {
-			_, err := m.client.LaunchJob(m.ctx, client.LaunchRequest{Kind: kind, Brief: in.Answer.Text})
+			_, err := m.client.LaunchJob(m.ctx, workflows.LaunchRequest{Kind: kind, Brief: in.Answer.Text})
 			return err
 		})
 	case in.Answer.Question == denying:

@@ -25,7 +25,7 @@ type fakeClient struct {
 	records []jobs.Record
 	calls   []string
 	decided []workflows.JobDecision
-	launch  []client.LaunchRequest
+	launch  []workflows.LaunchRequest
 	err     error
 }
 
@@ -76,7 +76,7 @@ func (f *fakeClient) UnqueueJob(_ context.Context, id, reason string) (workflows
 	return workflows.QueueView{}, f.err
 }
 
-func (f *fakeClient) LaunchJob(_ context.Context, req client.LaunchRequest) (jobs.Record, error) {
+func (f *fakeClient) LaunchJob(_ context.Context, req workflows.LaunchRequest) (jobs.Record, error) {
 	f.calls = append(f.calls, "launch")
 	f.launch = append(f.launch, req)
 	return jobs.Record{}, f.err
@@ -200,7 +200,7 @@ func TestPanelNewJob(t *testing.T) {
 				t.Fatal("no command")
 			}
 			m.Update(cmd())
-			want := []client.LaunchRequest{{Kind: tt.want, Brief: "#12"}}
+			want := []workflows.LaunchRequest{{Kind: tt.want, Brief: "#12"}}
 			if !reflect.DeepEqual(f.launch, want) {
 				t.Errorf("launched %+v, want %+v", f.launch, want)
 			}

@@ -18,13 +18,14 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/internal/cmd/jobs/shared"
 	domain "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // Client is what repair and improve need of axlrd.
 type Client interface {
 	cmdutil.Worker
 	shared.Watcher
-	LaunchJob(ctx context.Context, req client.LaunchRequest) (domain.Record, error)
+	LaunchJob(ctx context.Context, req workflows.LaunchRequest) (domain.Record, error)
 }
 
 var _ Client = (*client.Client)(nil)
@@ -119,7 +120,7 @@ func (o *LaunchOptions) complete(args []string) error {
 
 func launchRun(ctx context.Context, opts *LaunchOptions) error {
 	return cmdutil.WithWorker(ctx, opts.Client, func(c Client) error {
-		rec, err := c.LaunchJob(ctx, client.LaunchRequest{Kind: opts.Kind, Brief: opts.Brief, Model: opts.Model})
+		rec, err := c.LaunchJob(ctx, workflows.LaunchRequest{Kind: opts.Kind, Brief: opts.Brief, Model: opts.Model})
 		if err != nil {
 			return err
 		}

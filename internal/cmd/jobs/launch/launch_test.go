@@ -12,6 +12,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/cmdtest"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	domain "github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 func flags(o LaunchOptions) LaunchOptions {
@@ -71,7 +72,7 @@ func TestLaunchRun(t *testing.T) {
 		{name: "detach", opts: LaunchOptions{Kind: domain.Repair, Brief: "x fails", Detach: true}, fake: &cmdtest.Jobs{},
 			ran: cmdtest.Ran{Stdout: id + "\n", Stderr: "axlr-tui: job " + id + " admitted; axlr-tui jobs watch " + id + " follows it\n"}},
 		{name: "refused", opts: LaunchOptions{Kind: domain.Repair, Brief: "x fails"},
-			fake: &cmdtest.Jobs{LaunchErr: &client.JobRefusedError{Refusal: domain.Refusal{Code: domain.RefuseMaxActive, Reason: "another job is active (2 of 2 allowed by jobs.max_active)"}}},
+			fake: &cmdtest.Jobs{LaunchErr: &workflows.JobRefusedError{Refusal: domain.Refusal{Code: domain.RefuseMaxActive, Reason: "another job is active (2 of 2 allowed by jobs.max_active)"}}},
 			ran:  cmdtest.Ran{Code: 1, Stderr: "axlr-tui: another job is active (2 of 2 allowed by jobs.max_active)\n"}},
 	}
 	for _, tt := range tests {
@@ -84,7 +85,7 @@ func TestLaunchRun(t *testing.T) {
 			if got != tt.ran {
 				t.Fatalf("ran\n%+v\nwant\n%+v", got, tt.ran)
 			}
-			want := client.LaunchRequest{Kind: tt.opts.Kind, Brief: tt.opts.Brief, Model: tt.opts.Model}
+			want := workflows.LaunchRequest{Kind: tt.opts.Kind, Brief: tt.opts.Brief, Model: tt.opts.Model}
 			if len(tt.fake.Launched) != 1 || tt.fake.Launched[0] != want || !tt.fake.Closed {
 				t.Fatalf("launched %+v, want %+v", tt.fake.Launched, want)
 			}
