@@ -4,7 +4,8 @@
 //
 // It holds what the engines and their callers share: the Engine interface,
 // its requests and the instance projection, the error kinds (*Error,
-// *ConflictError and their sentinels) and ClaimOnce. It imports none of its
+// *ConflictError and their sentinels), ClaimOnce, and ModelMayCall, which
+// of made-mcp's tools a model may call. It imports none of its
 // subpackages, which do the rest: definition parses, validates and digests
 // definitions; embedded is the in-process engine axlrd uses when no
 // made-mcp is configured; mcp is the client for made-mcp over stdio. Both
