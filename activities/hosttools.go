@@ -14,6 +14,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/plugins"
 	"github.com/underpass-ai/axlr/web"
 	"github.com/underpass-ai/axlr/workflows"
@@ -103,7 +104,13 @@ func (h *HostTools) list(ctx context.Context) []plugins.Tool {
 		for _, s := range l.Skipped {
 			h.Log.Debug().Str("plugin", id).Str("tool", s.Name).Str("reason", s.Reason).Msg("plugin tool skipped")
 		}
-		tools = append(tools, l.Tools...)
+		for _, t := range l.Tools {
+			if ok, _ := made.ModelMayCall(t.Name); !ok {
+				h.Log.Debug().Str("plugin", id).Str("tool", t.Name).Msg("plugin tool not offered: the model sees MADE's read surface only")
+				continue
+			}
+			tools = append(tools, t)
+		}
 	}
 	h.mu.Lock()
 	h.listed = tools
@@ -120,6 +127,34 @@ func (h *HostTools) cached(name string) (plugins.Tool, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return plugins.Resolve(h.listed, name)
+}
+
+// madeRefusal is why the model may not call the plugin tool name names,
+// when it names one of MADE's that is off MADE's read surface
+// (made.ModelMayCall); refused is false for any other name. name is an
+// alias <plugin>__<tool> or a <plugin>/<tool> of a configured plugin, or
+// the tool's own name.
+//
+// MADE is recognised by its tools' names, not by the plugin's id: every
+// tool made-mcp advertises is named made_<verb>_…, while the id is
+// whatever the person wrote in the manifest, so a MADE registered as
+// "ledger" would slip past a rule on the id "made", and a server that
+// names its tools made_* is judged by MADE's rule, which at worst refuses.
+// A refused tool is never listed, so the name is parsed here rather than
+// resolved through a listing; an alias altered to fit (Alias) keeps its
+// made_ and its words, and is judged by them.
+func (h *HostTools) madeRefusal(name string) (refusal string, refused bool) {
+	if h == nil || h.Plugins == nil {
+		return "", false
+	}
+	tool := name
+	if p, t, ok := plugins.SplitCanonical(name); ok && slices.Contains(h.Plugins.IDs(), p) {
+		tool = t
+	} else if p, t, ok := strings.Cut(name, "__"); ok && slices.Contains(h.Plugins.IDs(), p) {
+		tool = t
+	}
+	ok, why := made.ModelMayCall(tool)
+	return why, !ok
 }
 
 // resolve finds a plugin's tool as cached does, listing again when the
@@ -188,12 +223,21 @@ func (h *HostTools) inspect(tc agent.ToolCall, mc *workflows.ModelCall) bool {
 			mc.Invalid = "invalid arguments: " + err.Error()
 			return true
 		}
+		if why, refused := h.madeRefusal(target); refused {
+			mc.Invalid = why
+			return true
+		}
 		t, ok := h.cached(target)
 		if !ok {
 			mc.Invalid = fmt.Sprintf("no plugin tool %q: axlr_tools lists them", target)
 			return true
 		}
 		mc.Names = []string{t.Canonical, t.Alias}
+		return true
+	}
+	if why, refused := h.madeRefusal(tc.Name); refused {
+		mc.Host = true
+		mc.Invalid = why
 		return true
 	}
 	if t, ok := h.cached(tc.Name); ok && t.Alias == tc.Name {
@@ -266,6 +310,11 @@ func (h *HostTools) call(ctx context.Context, name, rawArgs string) (hostCall, b
 		}
 		return h.callPlugin(ctx, target, inner), true
 	}
+	// A MADE tool off the read surface is never listed, so it would not
+	// resolve: it is refused by its name, as in callPlugin.
+	if why, refused := h.madeRefusal(name); refused {
+		return hostCall{contract.CallFailed, why}, true
+	}
 	if t, ok := h.resolve(ctx, name); ok && t.Alias == name {
 		return h.callPlugin(ctx, name, args), true
 	}
@@ -276,6 +325,11 @@ func (h *HostTools) call(ctx context.Context, name, rawArgs string) (hostCall, b
 // failed call the model reads; a server that cannot be reached is too,
 // and the call is not tried again.
 func (h *HostTools) callPlugin(ctx context.Context, name string, args json.RawMessage) hostCall {
+	// inspect refuses these before they run; a call an older axlrd
+	// inspected reaches here, and is refused in the same words.
+	if why, refused := h.madeRefusal(name); refused {
+		return hostCall{contract.CallFailed, why}
+	}
 	t, ok := h.resolve(ctx, name)
 	if !ok {
 		return hostCall{contract.CallFailed, toolError("unknown_plugin_tool", fmt.Sprintf("no plugin tool %q: axlr_tools lists them", name))}
