@@ -71,14 +71,30 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 	if err != nil {
 		return workflows.CeremonyStartResult{}, madeError("start "+in.InstanceID, err)
 	}
+	res := startResult(def, parsed)
+	if inst.NextStepID == nil {
+		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("instance %s has no claimable step in %s", in.InstanceID, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
+	}
+	step := *inst.NextStepID
+	claimed, err := a.claim(ctx, in.InstanceID, step, workflows.ClaimKey(in.InstanceID, step, 1, 0), 1, res.StepTimeout)
+	if err != nil {
+		return workflows.CeremonyStartResult{}, err
+	}
+	res.Instance = claimed
+	return res, nil
+}
+
+// startResult is what the driver keeps of a pinned definition: each
+// step's prompt and iterations at most, and the step timeout.
+func startResult(def ceremonies.Definition, parsed *definition.Definition) workflows.CeremonyStartResult {
 	res := workflows.CeremonyStartResult{
 		Definition: def.Name, Version: def.Version, Instructions: map[string]string{},
-		StepTimeout: parsed.StepTimeout,
+		StepTimeout: parsed.StepTimeout, Limits: map[string]int{},
 	}
 	if res.StepTimeout <= 0 {
 		res.StepTimeout = workflows.DefaultStepTimeout
 	}
-	res.Limits = map[string]int{}
 	for _, st := range parsed.Steps {
 		if p, ok := st.Config["prompt"].(string); ok {
 			res.Instructions[st.ID] = p
@@ -88,17 +104,101 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 			res.Limits[st.ID] = st.Repeat.MaxIterations
 		}
 	}
-	if inst.NextStepID == nil {
-		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("instance %s has no claimable step in %s", in.InstanceID, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
+	return res
+}
+
+// Resume reads an instance an earlier run left, for a run that takes it
+// over (a recovered job's): the pinned definition's prompts and limits, the
+// steps MADE holds completed with their outputs (in the definition's
+// order), the check command the person accepted (the command a proposing
+// step ran: a command runs only once approved) and the step to claim
+// next. An instance that cannot go on (gone, ended, of another
+// definition) is not an error: Ended says why, and the run starts anew.
+func (a *Ceremony) Resume(ctx context.Context, in workflows.CeremonyResumeInput) (workflows.CeremonyResumeResult, error) {
+	def, ok := ceremonies.Lookup(in.Definition, in.Version)
+	if !ok {
+		return workflows.CeremonyResumeResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("no pinned ceremony %s %s", in.Definition, in.Version), workflows.ErrTypeBadRequest, nil)
 	}
-	step := *inst.NextStepID
-	claimed, err := a.claim(ctx, in.InstanceID, step, 1, 0, res.StepTimeout)
+	parsed, err := PublishPinned(ctx, a.Made, def)
 	if err != nil {
-		return workflows.CeremonyStartResult{}, err
+		return workflows.CeremonyResumeResult{}, err
 	}
-	res.Instance = claimed
+	res := workflows.CeremonyResumeResult{CeremonyStartResult: startResult(def, parsed)}
+	inst, err := a.Made.Get(ctx, in.InstanceID)
+	switch {
+	case errors.Is(err, made.ErrNotFound):
+		res.Ended = fmt.Sprintf("MADE holds no instance %s", in.InstanceID)
+		return res, nil
+	case err != nil:
+		return res, madeError("read "+in.InstanceID, err)
+	case inst.DefinitionName != def.Name || inst.DefinitionVersion != def.Version:
+		res.Ended = fmt.Sprintf("instance %s runs %s %s, not %s %s", in.InstanceID, inst.DefinitionName, inst.DefinitionVersion, def.Name, def.Version)
+		return res, nil
+	case inst.Completed:
+		res.Ended = fmt.Sprintf("instance %s ended %s", in.InstanceID, inst.CurrentState)
+		return res, nil
+	}
+	res.Instance = view(inst)
+	for _, st := range inst.Steps {
+		switch {
+		case st.Status == made.StepInProgress && res.Open == "":
+			res.Open = st.StepID
+		case st.Status == made.StepCompleted:
+			rec, cmd, err := doneStep(def, st)
+			if err != nil {
+				return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("instance %s, step %s: %v", in.InstanceID, st.StepID, err), workflows.ErrTypeMadeRefused, err)
+			}
+			res.Done = append(res.Done, rec)
+			if cmd != nil {
+				res.Command = cmd
+			}
+		}
+	}
+	if res.Open == "" {
+		res.Open = res.Instance.NextStep
+	}
 	return res, nil
+}
+
+// doneStep is a completed step as the driver records it, and the check
+// command it ran when it is a step that proposes one.
+func doneStep(def ceremonies.Definition, st made.Step) (contract.StepRecord, *ceremonies.CheckCommand, error) {
+	rec := contract.StepRecord{Step: st.StepID, Iteration: max(st.Iteration, 1), Status: string(st.Status), Output: map[string]any{}}
+	for k, v := range st.Output {
+		if k != "check" {
+			rec.Output[k] = v
+		}
+	}
+	for k, v := range jobTexts(def.Name, st.Output) {
+		rec.Output[k] = v
+	}
+	if raw, ok := st.Output["check"]; ok {
+		var ch contract.CheckRecord
+		if err := remarshal(raw, &ch); err != nil {
+			return rec, nil, fmt.Errorf("its recorded check: %w", err)
+		}
+		rec.Check = &ch
+	}
+	spec, _ := ceremonies.StepOf(def.Name, def.Version, st.StepID)
+	raw, ok := st.Output["check_command"]
+	if !spec.Check.Proposes() || !ok || rec.Check == nil {
+		return rec, nil, nil
+	}
+	var cmd ceremonies.CheckCommand
+	if err := remarshal(raw, &cmd); err != nil {
+		return rec, nil, fmt.Errorf("its check_command: %w", err)
+	}
+	return rec, &cmd, nil
+}
+
+// remarshal decodes a plain JSON value (what MADE gives back) into v.
+func remarshal(from any, v any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 // PublishPinned publishes a pinned definition and checks that MADE holds it
@@ -131,14 +231,14 @@ func PublishPinned(ctx context.Context, e made.Engine, def ceremonies.Definition
 
 // Claim claims a step at an iteration.
 func (a *Ceremony) Claim(ctx context.Context, in workflows.ClaimInput) (workflows.InstanceView, error) {
-	return a.claim(ctx, in.InstanceID, in.Step, in.Iteration, in.Round, in.LeaseTTL)
+	return a.claim(ctx, in.InstanceID, in.Step, workflows.EpochKey(workflows.ClaimKey(in.InstanceID, in.Step, in.Iteration, in.Round), in.Epoch), in.Iteration, in.LeaseTTL)
 }
 
-func (a *Ceremony) claim(ctx context.Context, id, step string, iteration, round int, ttl time.Duration) (workflows.InstanceView, error) {
+func (a *Ceremony) claim(ctx context.Context, id, step, key string, iteration int, ttl time.Duration) (workflows.InstanceView, error) {
 	inst, err := made.ClaimOnce(ctx, a.Made, made.ClaimRequest{
 		CeremonyID: id, StepID: step, ActorKind: made.ActorAgent,
 		LeaseOwnerID:   a.Owner,
-		IdempotencyKey: workflows.ClaimKey(id, step, iteration, round),
+		IdempotencyKey: key,
 		LeaseTTL:       ttl,
 	})
 	if errors.Is(err, made.ErrLeaseActive) || errors.Is(err, made.ErrExists) {

@@ -79,6 +79,11 @@ func (c Check) Holds(exit int, output string) bool {
 	return true
 }
 
+// Proposes reports whether the step's hand-back proposes the check
+// command, which the person approves before it runs; the later steps
+// rerun the one accepted.
+func (c Check) Proposes() bool { return c == CheckReproduce || c == CheckBaseline || c == CheckMissing }
+
 // Hosted reports whether the check is its ceremony's host's to run, not
 // the driver's: a plan task's red and green, which the task's worker
 // checks against the task's files.

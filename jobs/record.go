@@ -120,6 +120,16 @@ type Record struct {
 	MergeSHA    string `json:"merge_sha"`
 	// Reason says why the job is blocked, failed or interrupted.
 	Reason string `json:"reason"`
+	// Rounds counts the job's proposals of its pull request, and
+	// RedRounds holds the failing checks of each watch that went red: a
+	// recovered job goes on counting from them.
+	Rounds    int      `json:"rounds,omitempty"`
+	RedRounds []string `json:"red_rounds,omitempty"`
+	// Recoveries counts the person's recoveries of the job, and Recovery
+	// says how the last one went: the instance it continued and where, or
+	// why it had to start a new one.
+	Recoveries int    `json:"recoveries,omitempty"`
+	Recovery   string `json:"recovery,omitempty"`
 	// Attempt is 1 + the records of the same signature that reached a
 	// session when this one was admitted (NextAttempt).
 	Attempt   int        `json:"attempt"`

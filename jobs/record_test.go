@@ -24,7 +24,7 @@ func fullRecord() Record {
 		Check:       &Check{Command: "go test ./parser", ExitCode: exit(0), LastLine: "ok"},
 		Pending:     &Pending{Kind: PendingMerge, Command: "go test ./parser", PullRequest: 7, HeadSHA: "abc"},
 		PullRequest: 7, URL: "https://github.com/underpass-ai/axlr/pull/7", HeadSHA: "abc", MergeSHA: "def",
-		Reason: "r", Attempt: 1, Base: "main", Queue: &QueuePlace{Position: 2, State: QueueWaiting, Note: "queued"},
+		Reason: "r", Rounds: 2, RedRounds: []string{"test: failure"}, Recoveries: 1, Recovery: "recovery 1 continued instance i at watch", Attempt: 1, Base: "main", Queue: &QueuePlace{Position: 2, State: QueueWaiting, Note: "queued"},
 		Candidate: &Candidate{Path: "/data/x.bin", Version: "repair-x-abc", Commit: "abc"},
 		Installed: &Installed{Path: "/usr/local/bin/axlrd", Backup: "/usr/local/bin/axlrd.before-repair-x"},
 		Build:     "v1.2.3", Created: at, Updated: at,
@@ -42,7 +42,7 @@ func TestRecordFields(t *testing.T) {
 		"installed", "installed.backup", "installed.path", "instance", "kind", "merge_sha", "origin_session",
 		"pending", "pending.command", "pending.head_sha", "pending.kind", "pending.pull_request", "pull_request",
 		"queue", "queue.note", "queue.position", "queue.state",
-		"reason", "repository", "session", "sessions", "signature", "state", "status", "step", "step_attempt",
+		"reason", "recoveries", "recovery", "red_rounds", "repository", "rounds", "session", "sessions", "signature", "state", "status", "step", "step_attempt",
 		"step_limit", "updated", "url",
 	}
 	if got := jsontest.Keys(t, data); !reflect.DeepEqual(got, want) {

@@ -92,6 +92,7 @@ const StoppedNote = "[AXLR] The person stopped the workflow; do not resume it or
 // CeremonyActivities are the activities of the ceremony driver.
 type CeremonyActivities interface {
 	Start(context.Context, CeremonyStartInput) (CeremonyStartResult, error)
+	Resume(context.Context, CeremonyResumeInput) (CeremonyResumeResult, error)
 	Claim(context.Context, ClaimInput) (InstanceView, error)
 	HandBack(context.Context, HandBackInput) (HandBackResult, error)
 	RunCheck(context.Context, RunCheckInput) (contract.CheckRecord, error)
@@ -162,6 +163,25 @@ type CeremonyState struct {
 	// StopNoted: the person stopped the ceremony and the next prompt has
 	// carried StoppedNote. False with Stopped by the person: it is due.
 	StopNoted bool `json:"stop_noted,omitempty"`
+	// Epoch counts the runs that took the instance over from an earlier
+	// one (a recovered job's): 0 for the run that opened it. Past 0 it
+	// names the keys of the claims, checks and notes, so a run never
+	// finds an earlier run's under the same key.
+	Epoch int `json:"epoch,omitempty"`
+}
+
+// key is the idempotency key of a claim of step, and the base of its
+// checks': ClaimKey, and the epoch past the first run.
+func (c *CeremonyState) key(step string, iteration, round int) string {
+	return EpochKey(ClaimKey(c.InstanceID, step, iteration, round), c.Epoch)
+}
+
+// EpochKey names a key with the run that made it, past the first.
+func EpochKey(key string, epoch int) string {
+	if epoch > 0 {
+		key += fmt.Sprintf(":e%d", epoch)
+	}
+	return key
 }
 
 // Active reports whether the ceremony still drives its host.
@@ -252,6 +272,8 @@ type ClaimInput struct {
 	// names the round too.
 	Round    int           `json:"round,omitempty"`
 	LeaseTTL time.Duration `json:"lease_ttl"`
+	// Epoch is the ceremony's (CeremonyState.Epoch): the key names it.
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // ClaimKey is the idempotency key of a step's claim, and the base of its
@@ -599,7 +621,7 @@ func (c *CeremonyState) instruction() string {
 func (d *Driver) note(ctx workflow.Context, kind, text string) error {
 	c := d.c()
 	c.Notes++
-	if err := d.t.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("note:%s:%d:%s", c.InstanceID, c.Notes, kind), text); err != nil {
+	if err := d.t.AppendConsole(ctx, ActivityAppendNote, EpochKey(fmt.Sprintf("note:%s:%d:%s", c.InstanceID, c.Notes, kind), c.Epoch), text); err != nil {
 		return fmt.Errorf("append %s note: %w", kind, err)
 	}
 	return nil
@@ -901,7 +923,7 @@ func (d *Driver) resetView(ctx workflow.Context, opening string) error {
 	fmt.Fprintf(&b, "The saved transcript keeps every message; %s reads any of them by number.\n", HistoryTool)
 	fmt.Fprintf(&b, "\nThe hand-back that opened step %s:\n%s\n\n%s", c.Step, opening, c.stepNote(false))
 	c.Notes++
-	if err := d.t.AppendConsole(ctx, ActivityResetView, fmt.Sprintf("view:%s:%d", c.InstanceID, c.Notes), b.String()); err != nil {
+	if err := d.t.AppendConsole(ctx, ActivityResetView, EpochKey(fmt.Sprintf("view:%s:%d", c.InstanceID, c.Notes), c.Epoch), b.String()); err != nil {
 		return fmt.Errorf("start step %s from its ledger: %w", c.Step, err)
 	}
 	return nil
@@ -1040,7 +1062,7 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 	}
 	var v InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
-		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: cer.StepTimeout,
+		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: cer.StepTimeout, Epoch: cer.Epoch,
 	}).Get(ctx, &v)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == ErrTypeNeedsOperator && workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {

@@ -32,6 +32,7 @@ func (s *scripted) AppendNote(_ context.Context, in AppendNoteInput) (RecordTool
 // COMPLETED. The real engine and activities run in package activities and
 // in the end-to-end tests.
 type fakeCeremony struct {
+	noResume
 	mu      sync.Mutex
 	timeout time.Duration
 	// exit is what every check exits with, unless ending names another
@@ -54,6 +55,14 @@ func (f *fakeCeremony) Start(_ context.Context, in CeremonyStartInput) (Ceremony
 		Instructions: map[string]string{"reproduce": "Reproduce it.", "diagnose": "Diagnose it."},
 		Limits:       map[string]int{"reproduce": 1, "diagnose": 3},
 		Instance:     InstanceView{InstanceID: in.InstanceID, State: "REPRODUCE", NextStep: "reproduce", Steps: []StepView{{Step: "reproduce", Status: "in_progress", Iteration: 1, Attempt: 1}}}}, nil
+}
+
+// noResume is a MADE stand-in that holds no instance to take over: a run
+// takes one over in the end-to-end tests, on the real engine.
+type noResume struct{}
+
+func (noResume) Resume(_ context.Context, in CeremonyResumeInput) (CeremonyResumeResult, error) {
+	return CeremonyResumeResult{Ended: "the stand-in holds no instance " + in.InstanceID}, nil
 }
 
 func (f *fakeCeremony) Claim(_ context.Context, in ClaimInput) (InstanceView, error) {

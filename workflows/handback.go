@@ -129,7 +129,7 @@ func (d *Driver) handBack(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 	st := cer.step()
 	hb := &StepHandBack{
 		Call: c, Step: st, Iteration: cer.Iteration, Limit: cer.Limits[st.ID],
-		Key:      ClaimKey(cer.InstanceID, cer.Step, cer.Iteration, cer.Round),
+		Key:      cer.key(cer.Step, cer.Iteration, cer.Round),
 		Recorded: map[string]any{st.Outcome: true},
 		rest:     rest, result: res, decision: contract.AutoApprove, compact: cer.Compact,
 		reply: stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: res.Ignored},
@@ -155,8 +155,8 @@ func (d *Driver) refuse(ctx workflow.Context, hb *StepHandBack, status contract.
 // is forbidden, waits for the person, or is missing.
 func (d *Driver) commandFor(ctx workflow.Context, hb *StepHandBack, approved bool) (*ceremonies.CheckCommand, bool, error) {
 	cer, st := d.c(), hb.Step
-	switch st.Check {
-	case ceremonies.CheckReproduce, ceremonies.CheckBaseline, ceremonies.CheckMissing:
+	switch {
+	case st.Check.Proposes():
 		if hb.result.NotReproducible || hb.result.NotFeasible {
 			hb.Recorded[st.Outcome], hb.Recorded["settled"] = false, true
 			return nil, false, nil
@@ -172,7 +172,7 @@ func (d *Driver) commandFor(ctx workflow.Context, hb *StepHandBack, approved boo
 			cer.Command = hb.result.Command
 		}
 		return cer.Command, false, nil
-	case ceremonies.CheckRerun, ceremonies.CheckPresent:
+	case st.Check == ceremonies.CheckRerun || st.Check == ceremonies.CheckPresent:
 		if cer.Command == nil {
 			return nil, true, d.refuse(ctx, hb, contract.CallFailed, contract.AutoApprove, "no check command was accepted in this ceremony", nil)
 		}

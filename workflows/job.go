@@ -72,6 +72,10 @@ const (
 	// base moved past again after the round's one update: the merge
 	// decision opens, saying so, instead of waiting out the watch.
 	versionJobBehindGreen = "job-behind-green"
+	// versionJobResume leaves an interrupted job's instance as it stands,
+	// and a recovered job takes it over where MADE and the forge left it
+	// instead of opening a new one.
+	versionJobResume = "job-resume"
 )
 
 // candidateReasonBytes bounds the reason a candidate that does not build
@@ -213,10 +217,14 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	switch {
 	case err == nil:
 	case cancelled:
+		// Where the ceremony stood, not where the record was last set.
+		j.st.Record = j.view()
 		j.end(jobs.Interrupted, "interrupted while "+j.where())
-		if c := j.st.Ceremony; c.Active() && workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
-			// A recovery starts a new instance: this one ends CANCELLED
-			// rather than wait in its step for ever.
+		if c := j.st.Ceremony; c.Active() && workflow.GetVersion(ctx, versionJobTexts, workflow.DefaultVersion, 1) != workflow.DefaultVersion &&
+			workflow.GetVersion(ctx, versionJobResume, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			// Before versionJobResume a recovery started a new instance:
+			// this one ended CANCELLED rather than wait in its step for
+			// ever. Since, the recovery takes it over.
 			if err := j.driver.cancel(ctx); err != nil {
 				workflow.GetLogger(ctx).Warn("the interrupted job's ceremony was not cancelled", "job", j.st.Record.ID, "error", err)
 			}
@@ -233,10 +241,20 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 
 func newJobRun(in JobInput) *jobRun {
 	j := &jobRun{in: in}
-	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), in.Record.ID), Record: in.Record}
+	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), runID(in.Record)), Record: in.Record}
 	j.st.Approval = policy.ApproveLocal
 	j.Host = newHost(&j.st.HostState, nil)
 	return j
+}
+
+// runID is the execution id of a run of the job: the job's id, and past
+// the first run the recovery's, so that a recovered run's prompt and
+// result are its own in the session it shares with the earlier runs.
+func runID(r jobs.Record) string {
+	if r.Recoveries > 0 {
+		return fmt.Sprintf("%s-r%d", r.ID, r.Recoveries)
+	}
+	return r.ID
 }
 
 // where says what the job was doing, for an interruption's reason.
@@ -369,39 +387,42 @@ func (j *jobRun) run(ctx workflow.Context) error {
 	}
 	j.st.Root, j.st.Base = prep.Clone, prep.Base
 	r.Clone, r.Session, r.Sessions, r.Base = prep.Clone, j.in.SessionID, []string{j.in.SessionID}, prep.Base
+	exec := j.st.Execution.ID
+	resume := j.in.Recovered != "" && r.Instance != "" &&
+		workflow.GetVersion(ctx, versionJobResume, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	if resume {
+		// What the forge steps counted, as the record kept it.
+		j.st.Round, j.st.Red = r.Rounds, r.RedRounds
+	}
 	j.set(ctx, jobs.Running)
 	j.report(ctx)
 	prompt := r.Brief
-	if j.in.Recovered != "" {
+	switch {
+	case resume:
+		prompt += "\n\n" + ResumedNote(j.in.Recovered)
+	case j.in.Recovered != "":
 		prompt += "\n\n" + RecoveredNote(j.in.Recovered)
 	}
-	if err := j.turn.Begin(ctx, BeginTurnInput{SessionID: j.in.SessionID, ExecutionID: r.ID, Prompt: prompt,
+	if err := j.turn.Begin(ctx, BeginTurnInput{SessionID: j.in.SessionID, ExecutionID: exec, Prompt: prompt,
 		Model: j.in.Model, Root: prep.Clone, Mode: string(r.Kind)}); err != nil {
 		return err
-	}
-	if j.in.Recovered != "" {
-		// The new instance's id names the session and the second it starts
-		// in: wait out the second the earlier run's instance took.
-		if wait := instanceClash(r.Instance, j.st.Current(), workflow.Now(ctx)); wait > 0 {
-			if err := workflow.Sleep(ctx, wait); err != nil {
-				return err
-			}
-		}
 	}
 	def, ok := ceremonies.ForJob(string(r.Kind))
 	if !ok {
 		return fmt.Errorf("start job: no definition for %q", r.Kind)
 	}
-	if err := j.driver.Open(ctx, def.Name, def.Version, Opening{
-		Brief: r.Brief, Inputs: map[string]any{"repository": r.Repository}, Execution: r.ID,
-	}, nil); err != nil {
+	if err := j.openCeremony(ctx, def, exec, resume); err != nil {
 		return err
 	}
 	for {
-		j.set(ctx, jobs.Running)
-		j.report(ctx)
-		if err := j.model(ctx); err != nil {
-			return err
+		if _, console := j.driver.ConsoleStep(); !console {
+			// A resumed job may stand at a console step: the model has
+			// nothing to do until a red round.
+			j.set(ctx, jobs.Running)
+			j.report(ctx)
+			if err := j.model(ctx); err != nil {
+				return err
+			}
 		}
 		for {
 			st, ok := j.driver.ConsoleStep()
@@ -418,6 +439,42 @@ func (j *jobRun) run(ctx workflow.Context) error {
 			}
 		}
 	}
+}
+
+// openCeremony opens the job's instance; a recovered job (resume) takes
+// over the one its earlier run left, and opens a new one only when that
+// one cannot go on, saying why in the record and to the model.
+func (j *jobRun) openCeremony(ctx workflow.Context, def ceremonies.Definition, exec string, resume bool) error {
+	r := &j.st.Record
+	if resume {
+		earlier := r.Instance
+		ended, err := j.driver.Resume(ctx, def.Name, def.Version, Resuming{InstanceID: earlier, Brief: r.Brief, Execution: exec, Epoch: r.Recoveries}, nil)
+		if err != nil {
+			return err
+		}
+		if ended == "" {
+			r.Recovery = fmt.Sprintf("recovery %d continued instance %s at %s", r.Recoveries, earlier, cmp.Or(j.st.Ceremony.Step, j.st.Ceremony.State))
+			j.report(ctx)
+			return nil
+		}
+		r.Recovery = fmt.Sprintf("recovery %d started a new instance from the first step: %s", r.Recoveries, ended)
+		if err := j.turn.AppendConsole(ctx, ActivityAppendNote, fmt.Sprintf("recovered:%d", r.Recoveries), fmt.Sprintf(
+			"[AXLR] The earlier run's instance %s cannot go on (%s): the ceremony starts again from its first step in a new instance. The clone holds what the earlier run changed.", earlier, ended)); err != nil {
+			return err
+		}
+	}
+	if j.in.Recovered != "" {
+		// The new instance's id names the session and the second it starts
+		// in: wait out the second the earlier run's instance took.
+		if wait := instanceClash(r.Instance, j.st.Current(), workflow.Now(ctx)); wait > 0 {
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+	return j.driver.Open(ctx, def.Name, def.Version, Opening{
+		Brief: r.Brief, Inputs: map[string]any{"repository": r.Repository}, Execution: exec,
+	}, nil)
 }
 
 // model runs the model's turn of the open step, taking the person's
@@ -504,11 +561,19 @@ func (j *jobRun) decide(ctx workflow.Context, d JobDecision) (jobs.Record, error
 // instance cancelled.
 const versionJobTexts = "job-texts"
 
-// RecoveredNote is what the first prompt of a recovered job adds to its
-// brief.
+// RecoveredNote is what the first prompt of a job recovered before
+// versionJobResume adds to its brief.
 func RecoveredNote(why string) string {
 	return "[AXLR] The person recovered this job: its earlier run stopped (" + why +
 		"). The clone holds what that run changed; the ceremony starts again from its first step."
+}
+
+// ResumedNote is what the first prompt of a recovered job adds to its
+// brief: the ceremony goes on from what MADE and the forge recorded, and
+// the next note says where.
+func ResumedNote(why string) string {
+	return "[AXLR] The person recovered this job: its earlier run stopped (" + why +
+		"). The clone holds what that run changed, and the ceremony goes on from what MADE and the forge recorded."
 }
 
 // title is the pull request's: the first sentence of the model's summary
@@ -665,6 +730,9 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 		r.PullRequest, r.URL, r.HeadSHA = res.PullRequest, res.URL, res.HeadSHA
 	}
 	rec["proposed"], rec["pull_request"], rec["url"], rec["head_sha"] = true, r.PullRequest, r.URL, r.HeadSHA
+	// The round counts once its proposal is made: a recovered job counts
+	// on from it.
+	r.Rounds = j.st.Round
 	j.report(ctx)
 	return rec, nil
 }
@@ -725,6 +793,7 @@ func (j *jobRun) watch(ctx workflow.Context) (map[string]any, error) {
 				return blocked(fmt.Sprintf("checks failed after %d repair rounds: %s", MaxRedRounds, why))
 			}
 			j.st.Red = append(j.st.Red, strings.Join(v.Failed, "; "))
+			r.RedRounds = j.st.Red
 			rec["verdict"], rec["head_sha"], rec["failed"], rec["updated"] = ceremonies.VerdictRed, r.HeadSHA, v.Failed, updated
 			return rec, nil
 		case pull.Behind:

@@ -24,6 +24,7 @@ import (
 // sees it: each completion enables the trigger its recorded fields name,
 // and each trigger leads to the next step or a terminal state.
 type repairMADE struct {
+	noResume
 	mu        sync.Mutex
 	checks    int
 	completed []CompleteInput

@@ -31,6 +31,7 @@ import (
 // repeats (every test's steps settle the first time) and the hand-back's
 // own fields, which the real activities read from the transcript.
 type pinnedMADE struct {
+	noResume
 	mu  sync.Mutex
 	def *definition.Definition
 	// command is what the first step hands back; checks are what each

@@ -103,30 +103,43 @@ func TestJobIssue(t *testing.T) {
 }
 
 // TestJobInterruptedAndRecovered: a job cancelled while its check waits
-// ends interrupted with where it stood, and its instance is cancelled;
-// its recovery's first prompt says why the earlier run stopped.
+// ends interrupted with where it stood, and its instance is left as it
+// stands for the recovery to take over; a recovery whose instance cannot
+// go on (this stand-in holds none) says why in its record and to the
+// model, and starts a new one; its first prompt says why the earlier run
+// stopped.
 func TestJobInterruptedAndRecovered(t *testing.T) {
 	h := newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
 	h.atTime(5*time.Minute, h.env.CancelWorkflow)
 	rec := h.run(t, jobSettings(true))
-	if rec.Status != jobs.Interrupted || rec.Reason != "interrupted while step reproduce of axlr_repair (awaiting_approval)" || rec.Pending != nil {
+	if rec.Status != jobs.Interrupted || rec.Reason != "interrupted while step reproduce of axlr_repair (awaiting_approval)" || rec.Pending != nil || rec.Instance == "" {
 		t.Fatalf("record %s %q %+v", rec.Status, rec.Reason, rec.Pending)
 	}
-	if got := h.triggers(); got != "cancel" {
-		t.Fatalf("triggers %q, want the instance cancelled", got)
+	if got := h.triggers(); got != "" {
+		t.Fatalf("triggers %q, want the instance left for the recovery", got)
 	}
 
 	h = newPinnedHarness(t, jobs.Repair, repairModel, greenChecks)
 	h.approveCheck(t)
 	var prompt string
+	var notes []string
 	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
 		if in, ok := args[0].(BeginTurnInput); ok && info.ActivityType.Name == ActivityBeginTurn && prompt == "" {
 			prompt = in.Prompt
 		}
+		if in, ok := args[0].(AppendNoteInput); ok {
+			notes = append(notes, in.Text)
+		}
 	})
-	again := h.runInput(t, JobInput{Record: h.record, SessionID: sessionID, Host: "test", Settings: jobSettings(true), Recovered: rec.Reason})
-	if again.Status != jobs.Completed || !strings.HasSuffix(prompt, RecoveredNote(rec.Reason)) || !strings.HasPrefix(prompt, h.record.Brief) {
+	why := rec.Reason
+	rec.Status, rec.Reason, rec.Recoveries = jobs.Preparing, "", 1
+	again := h.runInput(t, JobInput{Record: rec, SessionID: sessionID, Host: "test", Settings: jobSettings(true), Recovered: why})
+	if again.Status != jobs.Completed || !strings.HasSuffix(prompt, ResumedNote(why)) || !strings.HasPrefix(prompt, h.record.Brief) {
 		t.Fatalf("recovered %s, first prompt %q", again.Status, prompt)
+	}
+	if !strings.HasPrefix(again.Recovery, "recovery 1 started a new instance from the first step: the stand-in holds no instance "+rec.Instance) ||
+		again.Instance == rec.Instance || len(notes) == 0 || !strings.Contains(notes[0], "cannot go on") {
+		t.Fatalf("recovery %q, instance %s (was %s), notes %q", again.Recovery, again.Instance, rec.Instance, notes)
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 // transcript; the planner's is read by the verify activity) and the checks,
 // which it answers from a script by command.
 type planMADE struct {
+	noResume
 	t   *testing.T
 	eng *embedded.Engine
 
@@ -801,7 +802,8 @@ func TestPlanUnverified(t *testing.T) {
 // interrupts it: the task is pending again, its worker cancelled, and the
 // plan waits; the recover decision runs the task again in a fresh session
 // and the plan on. A recovered plan is interrupted by the interrupt
-// decision, with its reason, and recovered again.
+// decision, with its reason, in wave 2, and recovered again: wave 1's
+// tasks, done, do not run again (the workers' order says so).
 func TestPlanInterruptedAndRecovered(t *testing.T) {
 	h := newPlanHarness(t, planHandBack(), threeTasks())
 	h.input.AutoApprove = true

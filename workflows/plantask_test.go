@@ -161,6 +161,7 @@ func (m *taskModel) ToolCall(ctx context.Context, in ToolCallInput) (ToolCallRes
 // (the hand-back's fields and what AXLR recorded), transition. The unit
 // check's runs answer what check makes of the workspace then.
 type taskMADE struct {
+	noResume
 	eng   *embedded.Engine
 	model *taskModel
 	ws    *taskWorkspace

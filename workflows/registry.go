@@ -224,6 +224,9 @@ func (r *registry) recover(ctx workflow.Context, req RecoverRequest) (jobs.Recor
 	i := slices.IndexFunc(r.st.Records, func(rec jobs.Record) bool { return rec.ID == req.Job })
 	rec := &r.st.Records[i]
 	rec.Status, rec.Pending, rec.Reason = jobs.Preparing, nil, ""
+	// The count names the recovered run's keys (its execution, its
+	// instance's epoch): each recovery's are its own.
+	rec.Recoveries++
 	rec.Updated = workflow.Now(ctx).UTC()
 	r.st.Applied = append(r.st.Applied, Admitted{Request: req.RequestID, Job: rec.ID})
 	if over := len(r.st.Applied) - maxApplied; over > 0 {

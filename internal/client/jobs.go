@@ -194,9 +194,11 @@ func (c *Client) DecideJob(ctx context.Context, dec workflows.JobDecision) (jobs
 }
 
 // RecoverJob runs an interrupted job again: the registry takes it back
-// into a free slot (a refusal is a *workflows.JobRefusedError), and its workflow
-// starts again in the job's session and clone, its brief whole. A job that
-// was admitted and whose workflow never started is started.
+// into a free slot (a refusal is a *workflows.JobRefusedError), and its
+// workflow starts again in the job's session and clone, its brief whole,
+// and goes on with the job's MADE instance from what MADE and the forge
+// recorded (the record's Recovery says how it went). A job that was
+// admitted and whose workflow never started is started.
 func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record, error) {
 	full, nowErr := c.JobNow(ctx, id)
 	reg, err := c.Job(ctx, id)
@@ -230,7 +232,7 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 		return jobs.Record{}, c.jobRefused(err)
 	}
 	why := cmp.Or(full.Reason, "interrupted")
-	full.Status, full.Pending, full.Reason, full.Updated = reg.Status, nil, "", reg.Updated
+	full.Status, full.Pending, full.Reason, full.Updated, full.Recoveries = reg.Status, nil, "", reg.Updated, reg.Recoveries
 	in, err := c.jobInput(full, model)
 	if err != nil {
 		return full, err

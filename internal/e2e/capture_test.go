@@ -34,6 +34,13 @@ func captureHistory(t *testing.T, e *env, sessionID, name string) {
 // captures.sum.
 func captureWorkflow(t *testing.T, e *env, workflowID, name string) {
 	t.Helper()
+	captureRun(t, e, workflowID, "", name)
+}
+
+// captureRun is captureWorkflow of one run of a workflow (runID empty:
+// the latest).
+func captureRun(t *testing.T, e *env, workflowID, runID, name string) {
+	t.Helper()
 	if !*updateReplay {
 		return
 	}
@@ -48,7 +55,7 @@ func captureWorkflow(t *testing.T, e *env, workflowID, name string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var h historypb.History
 	for it.HasNext() {
 		ev, err := it.Next()

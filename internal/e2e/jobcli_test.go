@@ -184,7 +184,7 @@ func TestRecoverFromTheCommandLine(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	r = e.tui(ctx, "jobs", "recover", id)
-	if r.code != 0 || !strings.Contains(r.stdout, "recovered job "+id+": it runs again in session "+before.Session) {
+	if r.code != 0 || !strings.Contains(r.stdout, "recovered job "+id+": it goes on in session "+before.Session) {
 		t.Fatalf("recover: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, step := range []string{"check", "merge"} {

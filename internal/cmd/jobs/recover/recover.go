@@ -60,6 +60,6 @@ func recoverRun(ctx context.Context, opts *RecoverOptions) error {
 	if err != nil {
 		return err
 	}
-	cmdutil.Report(opts.IO.Out, opts.JSON, rec, fmt.Sprintf("recovered job %s: it runs again in session %s and clone %s (axlr-tui jobs watch %s follows it)", rec.ID, rec.Session, rec.Clone, rec.ID))
+	cmdutil.Report(opts.IO.Out, opts.JSON, rec, fmt.Sprintf("recovered job %s: it goes on in session %s and clone %s from what MADE and the forge recorded (axlr-tui jobs watch %s follows it)", rec.ID, rec.Session, rec.Clone, rec.ID))
 	return nil
 }

@@ -26,7 +26,7 @@ func TestRecoverRun(t *testing.T) {
 		id   string
 		ran  cmdtest.Ran
 	}{
-		{name: "interrupted", id: "i", ran: cmdtest.Ran{Stdout: "recovered job i: it runs again in session s1 and clone /c/i (axlr-tui jobs watch i follows it)\n"}},
+		{name: "interrupted", id: "i", ran: cmdtest.Ran{Stdout: "recovered job i: it goes on in session s1 and clone /c/i from what MADE and the forge recorded (axlr-tui jobs watch i follows it)\n"}},
 		{name: "running", id: records[0].ID, ran: cmdtest.Ran{Code: 1,
 			Stderr: "axlr-tui: repair 20261201-1200-the-watch-never-settles is awaiting_merge; only an interrupted job is recovered\n"}},
 	}

@@ -23,7 +23,7 @@ import (
 var RecordFields = []string{
 	"id", "kind", "signature", "repository", "origin_session", "session", "sessions", "clone", "brief", "status",
 	"step", "step_attempt", "step_limit", "state", "instance", "check", "pending", "base", "pull_request", "url",
-	"head_sha", "merge_sha", "reason", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
+	"head_sha", "merge_sha", "reason", "rounds", "red_rounds", "recoveries", "recovery", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
 }
 
 // RecordHelp is the --json field list of a command that prints job
@@ -93,6 +93,7 @@ func PrintRecord(out io.Writer, r domain.Record) {
 	}
 	line("merged as", r.MergeSHA)
 	line("reason", r.Reason)
+	line("recovery", r.Recovery)
 	line("session", r.Session)
 	line("origin", r.OriginSession)
 	line("clone", r.Clone)

@@ -1,0 +1,283 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdkclient "go.temporal.io/sdk/client"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/forge/githubtest"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// handBacks counts the model's hand-backs of each step of a repair, and
+// can hold the model's answer in diagnose until the test ends: the job is
+// interrupted while the model works the step.
+type handBacks struct {
+	mu     sync.Mutex
+	steps  map[string]int
+	hold   bool
+	inStep chan struct{}
+	never  chan struct{}
+}
+
+func newHandBacks(t *testing.T, holdDiagnose bool) *handBacks {
+	h := &handBacks{steps: map[string]int{}, hold: holdDiagnose, inStep: make(chan struct{}), never: make(chan struct{})}
+	t.Cleanup(func() { close(h.never) })
+	return h
+}
+
+func (h *handBacks) reply(req agenttest.Request) agenttest.Reply {
+	r := repairReply(req)
+	if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "axlr_step_done" {
+		return r
+	}
+	step := map[string]string{"r1": "reproduce", "d1": "diagnose", "p1": "repair"}[r.ToolCalls[0].ID]
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if step == "diagnose" && h.hold {
+		// The first diagnose is never answered: the job is interrupted
+		// while it waits, and its recovery asks again.
+		h.hold = false
+		close(h.inStep)
+		return agenttest.Reply{Wait: h.never, Text: "never sent"}
+	}
+	h.steps[step]++
+	return r
+}
+
+func (h *handBacks) count(step string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.steps[step]
+}
+
+// interrupt cancels a job's workflow, as Ctrl+C on its watch does, and
+// waits for its record to say interrupted.
+func interrupt(ctx context.Context, t *testing.T, c *client.Client, id string) jobs.Record {
+	t.Helper()
+	if err := c.InterruptJob(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := c.Job(ctx, id)
+		if err == nil && rec.Status == jobs.Interrupted {
+			return rec
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("job %s never interrupted: %+v %v", id, rec, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// recoverToMerge recovers an interrupted job and follows it to its merge
+// decision, which it approves; the check command the person approved
+// before the interruption is never asked for again. It returns the
+// completed record.
+func recoverToMerge(ctx context.Context, t *testing.T, c *client.Client, id string) jobs.Record {
+	t.Helper()
+	if _, err := c.RecoverJob(ctx, id, "m"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := c.JobNow(ctx, id)
+		switch {
+		case err != nil:
+		case rec.Recoveries == 1 && rec.Status == jobs.AwaitingApproval:
+			t.Fatalf("the recovered job asks again for its check command: %+v", rec.Pending)
+		case rec.Recoveries == 1 && rec.Status == jobs.AwaitingMerge:
+			if _, err := c.DecideJob(ctx, decision(rec, jobs.PendingMerge)); err != nil {
+				t.Fatal(err)
+			}
+			return waitJob(ctx, t, c, id, jobs.Completed)
+		case rec.Recoveries == 1 && rec.Terminal():
+			t.Fatalf("the recovered job ended %s: %s", rec.Status, rec.Reason)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the recovered job never reached its merge decision: %v", ctx.Err())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// recoveredOnce checks what a recovery must leave: the job completed on
+// the instance it was interrupted in, which MADE holds COMPLETED with each
+// step completed in the definition's order; reproduce handed back once;
+// one pull request, one merge.
+func recoveredOnce(t *testing.T, e *env, d *inProcess, gh *githubtest.Server, h *handBacks, before, done jobs.Record, at string) {
+	t.Helper()
+	captureWorkflow(t, e, workflows.JobWorkflowID(done.ID), "job_resumed_"+at)
+	if done.Instance != before.Instance || done.MergeSHA == "" || !strings.Contains(done.Recovery, "continued instance "+before.Instance+" at "+at) {
+		t.Fatalf("recovered record: instance %s (interrupted in %s), merge %q, recovery %q", done.Instance, before.Instance, done.MergeSHA, done.Recovery)
+	}
+	if n := h.count("reproduce"); n != 1 {
+		t.Fatalf("reproduce handed back %d times", n)
+	}
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	d.stop()
+	inst := madeInstance(t, e, before.Instance)
+	var order []string
+	for _, s := range inst.Steps {
+		order = append(order, s.StepID)
+		if s.Status != made.StepCompleted {
+			t.Errorf("MADE step %s is %s", s.StepID, s.Status)
+		}
+	}
+	if got := strings.Join(order, " "); got != "reproduce diagnose repair propose watch decide merge" || inst.CurrentState != "COMPLETED" {
+		t.Fatalf("MADE instance %s: steps %s", inst.CurrentState, got)
+	}
+}
+
+// decision is the person's approval of what a record waits for.
+func decision(rec jobs.Record, kind jobs.PendingKind) workflows.JobDecision {
+	return workflows.JobDecision{Job: rec.ID, Kind: kind, Approve: true}
+}
+
+// startRepair admits the person's repair and starts it with the settings
+// of jobSettings, approving its check command.
+func startRepair(ctx context.Context, t *testing.T, e *env, c *client.Client) jobs.Record {
+	t.Helper()
+	rec, err := c.LaunchJob(ctx, workflows.LaunchRequest{Kind: jobs.Repair, Brief: "TestParse fails on empty input", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	if _, err := c.DecideJob(ctx, decision(waiting, jobs.PendingCheck)); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestRecoverDuringDiagnose interrupts a repair while the model works its
+// diagnose step: the recovery goes on in the same instance at diagnose,
+// reproduce neither runs nor asks for its command again.
+func TestRecoverDuringDiagnose(t *testing.T) {
+	h := newHandBacks(t, true)
+	gh, repo, e := repairEnvWith(t, 1, h.reply)
+	jobSettings(e, gh.URL, repo.Path())
+	d := e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	rec := startRepair(ctx, t, e, c)
+	select {
+	case <-h.inStep:
+	case <-ctx.Done():
+		t.Fatal("the model never worked diagnose")
+	}
+	before := interrupt(ctx, t, c, rec.ID)
+	if before.Step != "diagnose" {
+		t.Fatalf("interrupted at %q, want diagnose", before.Step)
+	}
+	done := recoverToMerge(ctx, t, c, rec.ID)
+	if n := h.count("diagnose"); n != 1 {
+		t.Fatalf("diagnose handed back %d times after the recovery", n)
+	}
+	recoveredOnce(t, e, d, gh, h, before, done, "diagnose")
+}
+
+// TestRecoverAfterThePush interrupts a repair whose branch is pushed while
+// the forge refuses to open its pull request: the recovery goes on in
+// propose, finds its commit made and opens the one pull request.
+func TestRecoverAfterThePush(t *testing.T) {
+	h := newHandBacks(t, false)
+	gh, repo, e := repairEnvWith(t, 1, h.reply)
+	jobSettings(e, gh.URL, repo.Path())
+	d := e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 4)
+	rec := startRepair(ctx, t, e, c)
+	waitBranch(ctx, t, repo, "repair/"+rec.ID)
+	before := interrupt(ctx, t, c, rec.ID)
+	if before.Step != "propose" || before.PullRequest != 0 {
+		t.Fatalf("interrupted at %q with pull request %d, want propose and none", before.Step, before.PullRequest)
+	}
+	pushed, err := repo.Head("repair/" + rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := recoverToMerge(ctx, t, c, rec.ID)
+	if done.HeadSHA != pushed {
+		t.Fatalf("the pull request's head %s is not the commit pushed before the interruption, %s", done.HeadSHA, pushed)
+	}
+	recoveredOnce(t, e, d, gh, h, before, done, "propose")
+}
+
+// TestRecoverDuringTheWatch interrupts a repair while its pull request's
+// checks are pending: the recovery goes on watching the same pull request.
+func TestRecoverDuringTheWatch(t *testing.T) {
+	h := newHandBacks(t, false)
+	gh, repo, e := repairEnvWith(t, 12, h.reply)
+	jobSettings(e, gh.URL, repo.Path())
+	d := e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	rec := startRepair(ctx, t, e, c)
+	for {
+		r, err := c.JobNow(ctx, rec.ID)
+		if err == nil && r.Step == "watch" && r.PullRequest != 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no watch: %+v %v", r, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	before := interrupt(ctx, t, c, rec.ID)
+	if before.Step != "watch" {
+		t.Fatalf("interrupted at %q, want watch", before.Step)
+	}
+	done := recoverToMerge(ctx, t, c, rec.ID)
+	if done.PullRequest != before.PullRequest {
+		t.Fatalf("pull request #%d, interrupted watching #%d", done.PullRequest, before.PullRequest)
+	}
+	recoveredOnce(t, e, d, gh, h, before, done, "watch")
+}
+
+// TestRecoverAtTheMergeDecision interrupts a repair that waits for its
+// merge decision: the recovery waits for it again, and the person's
+// approval merges the one pull request.
+func TestRecoverAtTheMergeDecision(t *testing.T) {
+	h := newHandBacks(t, false)
+	gh, repo, e := repairEnvWith(t, 1, h.reply)
+	jobSettings(e, gh.URL, repo.Path())
+	d := e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	rec := startRepair(ctx, t, e, c)
+	waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
+	before := interrupt(ctx, t, c, rec.ID)
+	if before.Step != "decide" {
+		t.Fatalf("interrupted at %q, want decide", before.Step)
+	}
+	tc, err := sdkclient.Dial(sdkclient.Options{HostPort: e.address(), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	desc, err := tc.DescribeWorkflowExecution(ctx, workflows.JobWorkflowID(rec.ID), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := recoverToMerge(ctx, t, c, rec.ID)
+	captureRun(t, e, workflows.JobWorkflowID(rec.ID), desc.WorkflowExecutionInfo.Execution.RunId, "job_interrupted_decide")
+	recoveredOnce(t, e, d, gh, h, before, done, "decide")
+}
