@@ -173,6 +173,7 @@ func JobRecords() []domain.Record {
 		{ID: "20261201-1200-the-watch-never-settles", Kind: domain.Repair, Status: domain.AwaitingMerge, Step: "decide", Repository: "underpass-ai/axlr",
 			Queue:       &domain.QueuePlace{Position: 2, State: domain.QueueWaiting, Note: "queued"},
 			PullRequest: 12, URL: "https://github.com/underpass-ai/axlr/pull/12", HeadSHA: "abc123", Attempt: 1, Created: at, Updated: at.Add(time.Hour),
+			Recoveries: 1, Recovery: "recovery 1 continued instance axlr-s1-1764590400 at watch",
 			Brief: "the watch never settles\nwhen checks register late"},
 		{ID: "20261201-1100-add-a-changelog-entry", Kind: domain.Improve, Status: domain.Preparing, Created: at.Add(-time.Hour), Updated: at.Add(-time.Hour)},
 	}

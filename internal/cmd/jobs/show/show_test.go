@@ -44,6 +44,7 @@ func TestShowRun(t *testing.T) {
 			"pull request: #12 https://github.com/underpass-ai/axlr/pull/12\n" +
 			"head:         abc123\n" +
 			"queue:        #2 queued: queued\n" +
+			"recovery:     recovery 1 continued instance axlr-s1-1764590400 at watch\n" +
 			"attempt:      1\n" +
 			"created:      2026-12-01T12:00:00Z\n" +
 			"updated:      2026-12-01T13:00:00Z\n" +
