@@ -235,7 +235,7 @@ func newJobRun(in JobInput) *jobRun {
 	j := &jobRun{in: in}
 	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), in.Record.ID), Record: in.Record}
 	j.st.Approval = policy.ApproveLocal
-	j.Host = newHost(&j.st.HostState, nil)
+	j.Host = newHost(&j.st.HostState, hostOptions{reminders: BackgroundReminders, stallFails: true})
 	return j
 }
 
@@ -885,13 +885,17 @@ func (j *jobRun) install(ctx workflow.Context) {
 }
 
 // ended records how the ceremony ended: COMPLETED is the job's
-// completion, anything else blocks it with the reason.
+// completion, a model that would not hand its step back fails it, and
+// anything else blocks it with the reason.
 func (j *jobRun) ended(ctx workflow.Context) error {
 	c := j.st.Ceremony
 	j.set(ctx, jobs.Running)
 	switch {
 	case c != nil && c.State == "COMPLETED":
 		j.end(jobs.Completed, "")
+	case c != nil && strings.HasPrefix(c.Stopped, StoppedStalled+":") &&
+		workflow.GetVersion(ctx, versionReminders, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
+		j.end(jobs.Failed, c.Stopped)
 	case c != nil && c.Stopped != "":
 		j.end(jobs.Blocked, c.Stopped)
 	default:
