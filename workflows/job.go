@@ -120,6 +120,11 @@ type JobSettings struct {
 	// Install installs a merged job's candidate right after the merge
 	// (repair.install).
 	Install bool `json:"install,omitempty"`
+	// Autonomous runs the job's session under --approve all rather than
+	// --approve local (repair.autonomous): its other tools run without a
+	// card too. The destructive list and a check command the person has
+	// not approved still ask.
+	Autonomous bool `json:"autonomous,omitempty"`
 }
 
 // JobInput starts a job's workflow with the record the registry admitted.
@@ -235,6 +240,9 @@ func newJobRun(in JobInput) *jobRun {
 	j := &jobRun{in: in}
 	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), in.Record.ID), Record: in.Record}
 	j.st.Approval = policy.ApproveLocal
+	if in.Settings.Autonomous {
+		j.st.Approval = policy.ApproveAll
+	}
 	j.Host = newHost(&j.st.HostState, hostOptions{reminders: BackgroundReminders, stallFails: true})
 	return j
 }

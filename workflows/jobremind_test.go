@@ -2,8 +2,11 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/underpass-ai/axlr/jobs"
 )
@@ -70,5 +73,65 @@ func TestJobRemindedThenFailed(t *testing.T) {
 	}
 	if h.forge.proposes != 0 {
 		t.Fatalf("a failed job proposed %d times", h.forge.proposes)
+	}
+}
+
+// TestJobAutonomous: under repair.autonomous a job's session runs as
+// --approve all: a write of an MCP plugin's tool runs without a card (by
+// default, --approve local, it waits for the person, while the local
+// write runs either way), and in both the destructive list (rm -rf) and
+// the first check command still wait for the person.
+func TestJobAutonomous(t *testing.T) {
+	write := scriptCall{tool: "local_write", args: map[string]any{"path": "parser/parse_test.go", "content": "package parser\n", "mode": "create"}}
+	note := scriptCall{tool: "notes_write", args: map[string]any{"text": "reproducing TestParse"}}
+	rm := scriptCall{tool: "local_exec", args: map[string]any{"program": "rm", "args": []string{"-rf", "build"}}}
+	tests := []struct {
+		name       string
+		autonomous bool
+		asked      []string
+	}{
+		{name: "default", asked: []string{`notes_write {"text":"reproducing TestParse"}`, `local_exec {"args":["-rf","build"],"program":"rm"}`, "go test ./..."}},
+		{name: "repair.autonomous", autonomous: true, asked: []string{`local_exec {"args":["-rf","build"],"program":"rm"}`, "go test ./..."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := replies([]reply{calls(write, note), calls(rm)}, repairModel)
+			h := newPinnedHarness(t, jobs.Repair, model, greenChecks)
+			h.acts.alwaysAsk = []string{"rm -rf"}
+			h.acts.hostTools = []HostTool{{Name: "notes_write", Canonical: "notes/write"}}
+			decisions := make([]outcome, len(tt.asked))
+			for i := range decisions {
+				h.decideAt(time.Duration(i+1)*time.Minute, JobDecision{RequestID: fmt.Sprintf("d-%d", i), Job: h.record.ID, Kind: jobs.PendingCheck, Approve: true}, &decisions[i])
+			}
+			settings := jobSettings(true)
+			settings.Autonomous = tt.autonomous
+			rec := h.run(t, settings)
+			for i := range decisions {
+				decisions[i].mustAccept(t, "approve "+tt.asked[i])
+			}
+			var asked []string
+			for _, r := range h.reports {
+				if r.Status == jobs.AwaitingApproval && !slices.Contains(asked, r.Pending.Command) {
+					asked = append(asked, r.Pending.Command)
+				}
+			}
+			if !slices.Equal(asked, tt.asked) {
+				t.Fatalf("asked the person for\n%q\nwant\n%q", asked, tt.asked)
+			}
+			var ran []string
+			for _, c := range h.acts.ran {
+				ran = append(ran, c.Tool+" "+string(c.Decision))
+			}
+			noteDecision := "approve"
+			if tt.autonomous {
+				noteDecision = "auto_approve"
+			}
+			if want := []string{"local_write auto_approve", "notes_write " + noteDecision, "local_exec approve"}; !slices.Equal(ran, want) {
+				t.Fatalf("ran %q, want %q", ran, want)
+			}
+			if rec.Status != jobs.Completed {
+				t.Fatalf("record %+v", rec)
+			}
+		})
 	}
 }
