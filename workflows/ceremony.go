@@ -139,7 +139,10 @@ type CeremonyState struct {
 	Calls       int  `json:"calls"`
 	Renewals    int  `json:"renewals"`
 	BudgetNoted bool `json:"budget_noted,omitempty"`
-	Reminded    bool `json:"reminded,omitempty"`
+	// Reminders counts the reminders of the open step. Reminded is how
+	// states saved before the count said one was given.
+	Reminders int  `json:"reminders,omitempty"`
+	Reminded  bool `json:"reminded,omitempty"`
 	// LastCall is the previous call under the compact profile, which
 	// refuses the same call twice in a row.
 	LastCall string                `json:"last_call,omitempty"`
@@ -401,6 +404,11 @@ type Driver struct {
 	// approved are the check commands approved with the work (a task's);
 	// any other waits for the person.
 	approved []ceremonies.CheckCommand
+	// reminders and stallFails are the host's (hostOptions): how often a
+	// model that ends its turn with the step open is reminded, and whether
+	// the stop that follows fails the step.
+	reminders  int
+	stallFails bool
 	// hooks are what the host added to the ceremony it opened; nil is
 	// none (a session continued as new with its ceremony running).
 	hooks CeremonyHooks
@@ -546,6 +554,7 @@ func (d *Driver) Continue(ctx workflow.Context, executionID string) error {
 	c := d.c()
 	c.Execution = executionID
 	c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
+	c.Reminders = 0
 	if c.Step == "" {
 		return nil
 	}
@@ -592,6 +601,7 @@ func (d *Driver) claimed(ctx workflow.Context, v InstanceView) {
 		c.Iteration = st.Iteration
 	}
 	c.Calls, c.Renewals, c.BudgetNoted, c.Reminded, c.LastCall = 0, 0, false, false, ""
+	c.Reminders = 0
 	c.Deadline = workflow.Now(ctx).Add(c.StepTimeout)
 	c.StepSession, c.StepFrom = d.t.Current(), d.t.st.Revision
 	d.t.emit(contract.Event{Type: contract.EventStepClaimed, SessionID: d.t.Current(), Instance: c.InstanceID, Step: c.Step, Iteration: c.Iteration, Limit: c.Limits[c.Step], State: c.State})
@@ -781,32 +791,65 @@ func markupIn(text string) string {
 	return ""
 }
 
-// OnAnswer handles a model that ends its turn while the step is open: one
-// visible reminder, then the instance is stopped and the model answers the
-// person. It reports whether the turn goes on.
+// versionReminders guards the host's number of reminders (issue 18): a
+// job and a plan task are reminded up to BackgroundReminders times, and a
+// job's step so stopped fails, where every host was reminded once and the
+// step was cancelled. The job's record reads the same version.
+const versionReminders = "host-reminders"
+
+// reminded is how many reminders the open step has had.
+func (c *CeremonyState) reminded() int {
+	if c.Reminders == 0 && c.Reminded {
+		return 1
+	}
+	return c.Reminders
+}
+
+// OnAnswer handles a model that ends its turn while the step is open: a
+// visible reminder, as many times as the host allows (hostOptions), then
+// the instance is stopped and the model answers the person. It reports
+// whether the turn goes on.
 func (d *Driver) OnAnswer(ctx workflow.Context, text string) (bool, error) {
 	if !d.stepOpen() {
 		return false, nil
 	}
 	c := d.c()
 	markup := markupIn(text)
-	if !c.Reminded {
-		c.Reminded = true
+	n, limit, status := c.reminded(), 1, "cancelled"
+	if n > 0 && workflow.GetVersion(ctx, versionReminders, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		limit = max(d.reminders, 1)
+		if d.stallFails {
+			status = "failed"
+		}
+	}
+	if n < limit {
+		c.Reminders = n + 1
 		msg := fmt.Sprintf("[AXLR] Step %s is still open: do its work and hand it back with %s, giving the fields the step asks for.", c.Step, StepDoneTool)
+		if n > 0 {
+			msg = fmt.Sprintf("[AXLR] Step %s is still open (reminder %d of %d; then AXLR stops the ceremony): do its work and hand it back with %s, giving the fields the step asks for.", c.Step, n+1, limit, StepDoneTool)
+		}
 		if markup != "" {
 			msg += fmt.Sprintf(" Your answer held a tool call written as text (%s): the server's tool-call parser did not turn it into a call. Call the tool itself.", markup)
 		}
 		return true, d.note(ctx, "reminder", msg)
 	}
-	step := c.Step
-	if err := d.stop(ctx, StoppedStalled, fmt.Sprintf("the model ended its turn twice with step %s open", step), "cancelled"); err != nil {
+	step, times := c.Step, answerTimes(n+1)
+	if err := d.stop(ctx, StoppedStalled, fmt.Sprintf("the model ended its turn %s with step %s open", times, step), status); err != nil {
 		return false, err
 	}
-	msg := fmt.Sprintf("[AXLR] The ceremony %s was stopped: you ended your turn twice with step %s open. The session is back in normal mode; answer the person.", c.InstanceID, step)
+	msg := fmt.Sprintf("[AXLR] The ceremony %s was stopped: you ended your turn %s with step %s open. The session is back in normal mode; answer the person.", c.InstanceID, times, step)
 	if markup != "" {
 		msg += fmt.Sprintf(" The answers held tool-call markup (%s): the server's tool-call parser is the first suspect.", markup)
 	}
 	return true, d.note(ctx, "stalled", msg)
+}
+
+// answerTimes says how often the model ended its turn: twice, 4 times.
+func answerTimes(n int) string {
+	if n == 2 {
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // stop ends the open step in MADE (cancelled or failed) and returns the

@@ -282,8 +282,10 @@ func TestDriverCompactOffer(t *testing.T) {
 }
 
 // TestDriverRemindsThenStops: a model that answers with the step open is
-// reminded once (OnAnswer); the second time the driver cancels the step in
-// MADE, the session returns to normal mode and the model answers.
+// reminded once (OnAnswer) in a session the person watches, where a job
+// and a plan task are reminded BackgroundReminders times; the second time
+// the driver cancels the step in MADE, the session returns to normal mode
+// and the model answers.
 func TestDriverRemindsThenStops(t *testing.T) {
 	acts := newScripted(reply{text: "Is this done? <tool_call>"}, reply{text: "Done."}, reply{text: "Sorry, I stopped."})
 	cer := &fakeCeremony{timeout: time.Hour}

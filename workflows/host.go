@@ -48,12 +48,31 @@ type Host struct {
 	driver *Driver
 }
 
+// hostOptions are what differs between hosts in their driver.
+type hostOptions struct {
+	// approved are check commands approved with the work (a task's): any
+	// other waits for the person.
+	approved []ceremonies.CheckCommand
+	// reminders is how often a model that ends its turn with a step open
+	// is reminded before the driver stops the ceremony (0: once, as a
+	// session the person watches is; a job and a plan task, which nobody
+	// watches, BackgroundReminders).
+	reminders int
+	// stallFails completes the step of a ceremony so stopped as failed
+	// rather than cancelled: the host's work fails with it (a job's).
+	stallFails bool
+}
+
+// BackgroundReminders is how often the model of a host nobody watches (a
+// job, a plan task) is reminded of its open step before the ceremony
+// stops; a session the person watches is reminded once.
+const BackgroundReminders = 3
+
 // newHost builds the turn over st and the driver over st's ceremony and
-// mode, plugged into the turn. approved are check commands approved with
-// the work (a task's): any other waits for the person.
-func newHost(st *HostState, approved []ceremonies.CheckCommand) Host {
+// mode, plugged into the turn, with the host's options.
+func newHost(st *HostState, opts hostOptions) Host {
 	t := &Turn{st: st}
-	d := &Driver{slot: &st.Ceremony, t: t, mode: &st.Mode, approved: approved}
+	d := &Driver{slot: &st.Ceremony, t: t, mode: &st.Mode, approved: opts.approved, reminders: opts.reminders, stallFails: opts.stallFails}
 	t.hooks = d
 	return Host{turn: t, driver: d}
 }

@@ -124,6 +124,11 @@ type JobSettings struct {
 	// Install installs a merged job's candidate right after the merge
 	// (repair.install).
 	Install bool `json:"install,omitempty"`
+	// Autonomous runs the job's session under --approve all rather than
+	// --approve local (repair.autonomous): its other tools run without a
+	// card too. The destructive list and a check command the person has
+	// not approved still ask.
+	Autonomous bool `json:"autonomous,omitempty"`
 }
 
 // JobInput starts a job's workflow with the record the registry admitted.
@@ -243,7 +248,10 @@ func newJobRun(in JobInput) *jobRun {
 	j := &jobRun{in: in}
 	j.st = JobState{HostState: newHostState(in.SessionID, string(in.Record.Kind), runID(in.Record)), Record: in.Record}
 	j.st.Approval = policy.ApproveLocal
-	j.Host = newHost(&j.st.HostState, nil)
+	if in.Settings.Autonomous {
+		j.st.Approval = policy.ApproveAll
+	}
+	j.Host = newHost(&j.st.HostState, hostOptions{reminders: BackgroundReminders, stallFails: true})
 	return j
 }
 
@@ -954,13 +962,17 @@ func (j *jobRun) install(ctx workflow.Context) {
 }
 
 // ended records how the ceremony ended: COMPLETED is the job's
-// completion, anything else blocks it with the reason.
+// completion, a model that would not hand its step back fails it, and
+// anything else blocks it with the reason.
 func (j *jobRun) ended(ctx workflow.Context) error {
 	c := j.st.Ceremony
 	j.set(ctx, jobs.Running)
 	switch {
 	case c != nil && c.State == "COMPLETED":
 		j.end(jobs.Completed, "")
+	case c != nil && strings.HasPrefix(c.Stopped, StoppedStalled+":") &&
+		workflow.GetVersion(ctx, versionReminders, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
+		j.end(jobs.Failed, c.Stopped)
 	case c != nil && c.Stopped != "":
 		j.end(jobs.Blocked, c.Stopped)
 	default:

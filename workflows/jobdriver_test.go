@@ -109,7 +109,7 @@ type jobReport struct {
 func jobHost(ctx workflow.Context) (jobReport, error) {
 	st := newHostState(sessionID, "normal", "exec-1")
 	st.Approval = policy.ApproveAll
-	h := newHost(&st, []ceremonies.CheckCommand{{Program: "go", Args: []string{"test", "-run", "TestFlag", "./..."}}})
+	h := newHost(&st, hostOptions{approved: []ceremonies.CheckCommand{{Program: "go", Args: []string{"test", "-run", "TestFlag", "./..."}}}})
 	t, d := h.turn, h.driver
 	err := t.Begin(ctx, BeginTurnInput{SessionID: sessionID, ExecutionID: "exec-1", Prompt: "add a --flag", Root: "/work/app", Mode: "improve"})
 	if err == nil {

@@ -61,10 +61,11 @@ type JobLaunchSettings struct {
 	Directory string
 	// About is the jobs' memory about (repair.about).
 	About string
-	// AutoMerge, Install, Watch and Poll are repair.auto_merge,
-	// repair.install, repair.watch_minutes and repair.poll_seconds.
-	AutoMerge, Install bool
-	Watch, Poll        time.Duration
+	// AutoMerge, Install, Autonomous, Watch and Poll are
+	// repair.auto_merge, repair.install, repair.autonomous,
+	// repair.watch_minutes and repair.poll_seconds.
+	AutoMerge, Install, Autonomous bool
+	Watch, Poll                    time.Duration
 	// Limits are the registry's limits the launch asks under.
 	Limits jobs.Limits
 	// Build is the axlr build that asks.
@@ -111,7 +112,7 @@ func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) 
 	issue, _ := jobs.IssueNumber(rec.Brief)
 	return JobInput{Record: rec, SessionID: sessionID, Model: model, Issue: issue, Settings: JobSettings{
 		Remote: s.remote(rec.Repository), Directory: s.Directory, About: s.About, AutoMerge: s.AutoMerge, Watch: s.Watch, Poll: s.Poll,
-		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install,
+		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install, Autonomous: s.Autonomous,
 	}}
 }
 

@@ -12,9 +12,10 @@ import (
 // TestNewJobInput: repair.remote wins; otherwise the repository on the
 // forge's web address (settings.Forge.Web reads it from forge.api_url:
 // TestForgeWeb); a job on axlr's own
-// repository builds a candidate; a "#123" brief names its issue.
+// repository builds a candidate; a "#123" brief names its issue; the
+// repair settings (repair.autonomous among them) reach the job.
 func TestNewJobInput(t *testing.T) {
-	s := JobLaunchSettings{Directory: "/d/repairs", About: "project:app", AutoMerge: true, Install: true, Watch: time.Hour, Poll: time.Minute}
+	s := JobLaunchSettings{Directory: "/d/repairs", About: "project:app", AutoMerge: true, Install: true, Autonomous: true, Watch: time.Hour, Poll: time.Minute}
 	tests := []struct {
 		name, remote, web, repo, brief string
 		wantRemote                     string
@@ -39,7 +40,7 @@ func TestNewJobInput(t *testing.T) {
 			got := NewJobInput(s, rec, "sess", "m")
 			want := JobInput{Record: rec, SessionID: "sess", Model: "m", Issue: tt.wantIssue, Settings: JobSettings{
 				Remote: tt.wantRemote, Directory: "/d/repairs", About: "project:app", AutoMerge: true, Watch: time.Hour, Poll: time.Minute,
-				Candidate: tt.wantCandidate, Install: true,
+				Candidate: tt.wantCandidate, Install: true, Autonomous: true,
 			}}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("input %+v\nwant %+v", got, want)

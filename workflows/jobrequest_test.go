@@ -270,7 +270,7 @@ func TestJobModeIsNotOfferedRequests(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			st := newHostState(sessionID, tt.mode, "")
 			st.Snapshot = &BeginTurnResult{HostTools: []HostTool{{Name: "web_fetch", Web: true}, {Name: jobs.ToolRequestRepair}, {Name: jobs.ToolRequestImprovement}, {Name: jobs.ToolRepairStatus}}}
-			tools := newHost(&st, nil).turn.offer().Tools
+			tools := newHost(&st, hostOptions{}).turn.offer().Tools
 			if !slices.Contains(tools, "web_fetch") {
 				t.Fatalf("offered %v", tools)
 			}

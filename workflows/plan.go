@@ -247,7 +247,7 @@ func newPlanRun(in PlanInput) *planRun {
 	// The planner reads and changes nothing: its one step hands back a
 	// proposal the console verifies.
 	p.st.Approval, p.st.Policy = policy.ApproveLocal, &policy.Policy{Level: policy.Observe}
-	p.Host = newHost(&p.st.HostState, nil)
+	p.Host = newHost(&p.st.HostState, hostOptions{})
 	// The sync's instance has console steps only: its driver shares the
 	// planner's turn for its journal and never asks the model.
 	p.syncer = p.secondDriver(&p.st.Sync, &p.st.SyncMode)

@@ -37,8 +37,9 @@ import (
 //     the questions.
 //
 // The unit check was approved with the plan: it never asks. A call that
-// would ask the person, the rounds of a step used up, or a second answer
-// without a tool call ends the task BLOCKED with the reason; nothing the
+// would ask the person, the rounds of a step used up, or an answer without
+// a tool call after BackgroundReminders reminders ends the task BLOCKED
+// with the reason; nothing the
 // worker changed is undone here (the plan restores an unfinished task's
 // scope).
 
@@ -604,7 +605,7 @@ func newPlanTaskRun(executionID string, in PlanTaskInput) *planTaskRun {
 	r := &planTaskRun{in: in}
 	r.st = PlanTaskState{HostState: newHostState(in.SessionID, ceremonies.PartTask, executionID)}
 	r.st.Root, r.st.Approval = in.Root, policy.ApproveLocal
-	r.Host = newHost(&r.st.HostState, nil)
+	r.Host = newHost(&r.st.HostState, hostOptions{reminders: BackgroundReminders})
 	r.plugIn(taskHooks{d: r.driver})
 	return r
 }

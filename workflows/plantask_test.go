@@ -592,7 +592,8 @@ func TestPlanTaskRedRefused(t *testing.T) {
 // and the files it changed: declared untestable (no run), red's rounds
 // used up by a test that passes, the unit check that cannot start, a
 // protected file changed in every green round, a call that needs the
-// person (the instance cancelled), two answers without a tool call.
+// person (the instance cancelled), four answers without a tool call
+// (three reminders, as a job's).
 func TestPlanTaskBlocked(t *testing.T) {
 	passing := "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n"
 	apiEdit := calls(writeCall("calc/api.go", "package calc\n"), writeCall("calc/calc.go", maxSource), stepDoneCall(map[string]any{"summary": "s", "summary_en": "S."}))
@@ -606,6 +607,7 @@ func TestPlanTaskBlocked(t *testing.T) {
 		triggers  string
 		ran       string
 		requests  int
+		reminders int
 	}{
 		{name: "untestable", testFirst: true,
 			model:    []reply{calls(stepDoneCall(map[string]any{"testable": false, "observed": "Max is only logged"}))},
@@ -628,9 +630,9 @@ func TestPlanTaskBlocked(t *testing.T) {
 			model:   []reply{calls(writeCall("calc/calc.go", maxSource), scriptCall{tool: "local_exec", args: map[string]any{"program": "git", "args": []string{"push", "--force"}}})},
 			reason:  `a call needs the person, and a plan's task runs without one: local_exec {"args":["push","--force"],"program":"git"} (`,
 			changed: []string{"calc/calc.go"}, triggers: "code_first cancel", ran: "start:1:baseline", requests: 1},
-		{name: "two answers without a tool call", model: []reply{{text: "I will add Max."}, {text: "Done, I think."}},
-			reason:   "ceremony_stalled: the model ended its turn twice with step green open",
-			triggers: "code_first cancel", ran: "start:1:baseline", requests: 2},
+		{name: "four answers without a tool call", model: []reply{{text: "I will add Max."}, {text: "Done, I think."}, {text: "Done."}, {text: "Really done."}},
+			reason:   "ceremony_stalled: the model ended its turn 4 times with step green open",
+			triggers: "code_first cancel", ran: "start:1:baseline", requests: 4, reminders: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -650,6 +652,9 @@ func TestPlanTaskBlocked(t *testing.T) {
 			}
 			if got := len(h.model.requests); got != tt.requests {
 				t.Fatalf("%d model requests, want %d", got, tt.requests)
+			}
+			if got := countNotes(h.model.notes, "still open"); got != tt.reminders {
+				t.Fatalf("%d reminders, want %d: %q", got, tt.reminders, h.model.notes)
 			}
 			if last := h.search[len(h.search)-1]; last["status"] != "blocked" {
 				t.Fatalf("search attributes %v", h.search)

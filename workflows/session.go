@@ -522,7 +522,7 @@ func newSessionRun(in SessionInput) *sessionRun {
 	} else {
 		s.st = SessionState{HostState: newHostState(in.SessionID, "", "")}
 	}
-	s.Host = newHost(&s.st.HostState, nil)
+	s.Host = newHost(&s.st.HostState, hostOptions{})
 	return s
 }
 

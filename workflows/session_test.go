@@ -50,6 +50,11 @@ type scripted struct {
 	next     int
 	// profile is settings' ceremonies.profile in every turn's snapshot.
 	profile string
+	// alwaysAsk, when set, is every snapshot's destructive list (default
+	// git push --force); hostTools are the tools it offers beside the
+	// workspace's.
+	alwaysAsk []string
+	hostTools []HostTool
 }
 
 func newScripted(replies ...reply) *scripted {
@@ -65,8 +70,12 @@ func (s *scripted) BeginTurn(_ context.Context, in BeginTurnInput) (BeginTurnRes
 	if in.Prompt != "" {
 		s.revision[in.SessionID]++
 	}
+	alwaysAsk := s.alwaysAsk
+	if alwaysAsk == nil {
+		alwaysAsk = []string{"git push --force"}
+	}
 	return BeginTurnResult{Revision: s.revision[in.SessionID], Model: cmp.Or(in.Model, "fake-model"), Root: in.Root,
-		Settings: policy.Settings{AlwaysAsk: []string{"git push --force"}}, Stream: true, CeremonyProfile: s.profile}, nil
+		Settings: policy.Settings{AlwaysAsk: alwaysAsk}, Stream: true, CeremonyProfile: s.profile, HostTools: s.hostTools}, nil
 }
 
 func (s *scripted) ModelRequest(_ context.Context, in ModelRequestInput) (ModelRequestResult, error) {

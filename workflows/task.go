@@ -127,7 +127,7 @@ func newTaskRun(in TaskInput) *taskRun {
 	r := &taskRun{in: in}
 	r.st = TaskState{HostState: newHostState(in.SessionID, cmp.Or(in.Mode, "normal"), in.ExecutionID)}
 	r.st.Root, r.st.Policy, r.st.Approval = in.Root, in.Policy, policy.ApproveLocal
-	r.Host = newHost(&r.st.HostState, in.ApprovedChecks)
+	r.Host = newHost(&r.st.HostState, hostOptions{approved: in.ApprovedChecks})
 	return r
 }
 

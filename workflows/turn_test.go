@@ -72,7 +72,7 @@ type hookReport struct {
 func hookHost(ctx workflow.Context, stopAt int) (hookReport, error) {
 	st := newHostState(sessionID, "", "exec-1")
 	st.Approval = policy.ApproveNone
-	t := newHost(&st, nil).turn
+	t := newHost(&st, hostOptions{}).turn
 	h := &testHooks{t: t, stopAt: stopAt}
 	t.hooks = h
 	err := t.Begin(ctx, BeginTurnInput{SessionID: sessionID, ExecutionID: "exec-1", Prompt: "go", Root: "/work/app", Mode: "normal"})

@@ -26,10 +26,10 @@ func TestJobLaunchSettings(t *testing.T) {
 			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(),
 		}},
 		{name: "set", doc: `{"repair": {"repository": "acme/app", "remote": "/srv/git/app.git", "directory": "/clones", "about": "project:x",
-			"auto_merge": true, "install": true, "watch_minutes": 5, "poll_seconds": 2, "max_attempts": 3},
+			"auto_merge": true, "install": true, "autonomous": true, "watch_minutes": 5, "poll_seconds": 2, "max_attempts": 3},
 			"jobs": {"max_active": 4}, "forge": {"api_url": "https://ghe.example.com/api/v3"}}`, want: workflows.JobLaunchSettings{
 			Repository: "acme/app", Remote: "/srv/git/app.git", ForgeWeb: "https://ghe.example.com", Directory: "/clones", About: "project:x",
-			AutoMerge: true, Install: true, Watch: 5 * time.Minute, Poll: 2 * time.Second, Limits: jobs.Limits{MaxActive: 4, MaxAttempts: 3}, Build: buildinfo.String(),
+			AutoMerge: true, Install: true, Autonomous: true, Watch: 5 * time.Minute, Poll: 2 * time.Second, Limits: jobs.Limits{MaxActive: 4, MaxAttempts: 3}, Build: buildinfo.String(),
 		}},
 	}
 	for _, tt := range tests {

@@ -119,6 +119,11 @@ type Repair struct {
 	// Install installs a merged job's candidate right after the merge
 	// (default false: axlr-tui jobs install does).
 	Install bool `json:"install,omitempty"`
+	// Autonomous runs a job's tools as --approve all would (default
+	// false: --approve local, under which the workspace's own tools
+	// already run without a card). The destructive list and the first
+	// check command still ask.
+	Autonomous bool `json:"autonomous,omitempty"`
 }
 
 // Jobs configures the job registry.

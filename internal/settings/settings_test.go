@@ -125,6 +125,7 @@ func TestJobSettings(t *testing.T) {
 		{"limits", l.JobLimits(), jobs.Limits{MaxActive: 2, MaxAttempts: 2}},
 		{"auto merge", l.Repair.AutoMerge, false},
 		{"install", l.Repair.Install, false},
+		{"autonomous", l.Repair.Autonomous, false},
 		{"api url", l.Forge.APIURL, ""},
 	}
 	for _, d := range defaults {
@@ -134,7 +135,7 @@ func TestJobSettings(t *testing.T) {
 	}
 	doc := `{
 		"repair": {"repository": "Acme/My-App", "remote": "/srv/git/app.git", "directory": "/var/clones", "auto_merge": true,
-			"watch_minutes": 720, "poll_seconds": 1, "max_attempts": 5, "install": true},
+			"watch_minutes": 720, "poll_seconds": 1, "max_attempts": 5, "install": true, "autonomous": true},
 		"jobs": {"max_active": 8},
 		"forge": {"api_url": "http://127.0.0.1:8080/api/v3"}
 	}`
@@ -156,6 +157,7 @@ func TestJobSettings(t *testing.T) {
 		{"max active", l.JobsMaxActive(), 8},
 		{"auto merge", l.Repair.AutoMerge, true},
 		{"install", l.Repair.Install, true},
+		{"autonomous", l.Repair.Autonomous, true},
 		{"api url", l.Forge.APIURL, "http://127.0.0.1:8080/api/v3"},
 	}
 	for _, d := range set {
@@ -169,11 +171,11 @@ func TestJobSettings(t *testing.T) {
 	if l, _ := Parse([]byte(`{"repair": {"about": "project:other"}}`)); l.RepairAbout() != "project:other" {
 		t.Errorf("about %q", l.RepairAbout())
 	}
-	l, err = Parse([]byte(`{"repair": {"autonomous": true}, "jobs": {"queue": 1}, "forge": {"token": "x"}}`))
+	l, err = Parse([]byte(`{"repair": {"autonomy": true}, "jobs": {"queue": 1}, "forge": {"token": "x"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"forge.token", "jobs.queue", "repair.autonomous"}; !reflect.DeepEqual(l.Unknown, want) {
+	if want := []string{"forge.token", "jobs.queue", "repair.autonomy"}; !reflect.DeepEqual(l.Unknown, want) {
 		t.Errorf("unknown %v, want %v", l.Unknown, want)
 	}
 }
