@@ -249,6 +249,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.showMode()
 		if c := msg.res.Ceremony; c != nil && c.Ended {
 			m.instance, m.footer.State.Step = "", ""
+			// A stop runs no model turn: without this line nothing but the
+			// footer would say the ceremony is over.
+			m, _ = m.note(fmt.Sprintf("ceremony %s ended in %s: the session is back in %s mode", c.InstanceID, c.State, m.sessionMode))
 		}
 		if msg.res.Status == contract.NeedsDecision && msg.res.Pending != nil {
 			m.card = card.New(m.body(), card.ForCall(m.sessionID, *msg.res.Pending))

@@ -491,6 +491,9 @@ func TestCeremonyEndReturnsToNormal(t *testing.T) {
 			if footer := m.footer.View(); !strings.HasPrefix(footer, "m · normal ") || strings.Contains(footer, "step") {
 				t.Fatalf("footer after the ceremony ended: %q", footer)
 			}
+			if view := m.View().Content; !strings.Contains(view, "ceremony axlr-debug-1 ended in ") || !strings.Contains(view, "the session is back in normal mode") {
+				t.Fatalf("no line says the ceremony ended:\n%s", view)
+			}
 			m, cmd = send(t, m, "and now?")
 			m, _ = step(t, m, cmd())
 			if req := f.reqs[len(f.reqs)-1]; req.Prompt != "and now?" || req.Mode != "" {
