@@ -490,7 +490,7 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 	if res.ToolCalls == nil {
 		res.ToolCalls = []contract.ToolCallRecord{}
 	}
-	res.Ceremony = in.Ceremony
+	res.Ceremony, res.Mode = in.Ceremony, in.Mode
 	if res.Answer, err = answer(events); err != nil {
 		return contract.Result{}, err
 	}

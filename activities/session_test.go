@@ -352,13 +352,14 @@ func TestFinishExecution(t *testing.T) {
 		ExecutionID: "exec-1", Status: contract.NeedsDecision, Sessions: []string{f.id},
 		Pending:   &workflows.PendingRef{Session: f.id, Key: res.Calls[0].Key, CallID: "x1", Tool: "local_exec"},
 		ToolCalls: []contract.ToolCallRecord{{CallID: "x1", Tool: "local_exec", Status: contract.CallPending}},
+		Mode:      "review",
 	}
 	r, err := call[workflows.FinishExecutionInput, contract.Result](f, func(s *Session) any { return s.FinishExecution }, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Schema != contract.Schema || r.Answer != "I will run it." || r.SessionID != f.id || r.Pending == nil ||
-		string(r.Pending.Arguments) != `{"program":"touch","args":["n"],"why":"asked"}` || r.Artifacts == nil {
+		string(r.Pending.Arguments) != `{"program":"touch","args":["n"],"why":"asked"}` || r.Artifacts == nil || r.Mode != "review" {
 		t.Fatalf("result %+v", r)
 	}
 	// Written once: a retry with other inputs returns the saved result.

@@ -56,6 +56,11 @@ type Result struct {
 	// Ceremony is set when the execution ran a ceremony (--mode debug,
 	// delivery): its MADE instance and where it stands.
 	Ceremony *CeremonyOutcome `json:"ceremony,omitempty"`
+	// Mode is the session's work mode when the execution ended: normal
+	// once a ceremony ended or was stopped, the ceremony's while it runs.
+	// A client that sends no mode (the next prompt keeps the session's)
+	// shows this one. Empty in a result saved before axlrd reported it.
+	Mode string `json:"mode,omitempty"`
 }
 
 // CeremonyOutcome is a ceremony's instance in a result.

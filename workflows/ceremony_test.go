@@ -245,6 +245,66 @@ func TestDriverRunsTheCeremony(t *testing.T) {
 	}
 }
 
+// TestEmptyModeKeepsTheSessions: a prompt without a mode keeps the
+// session's as it stands: after a ceremony ended it is normal (no new
+// instance, no axlr_step_done), after review it is review; each result
+// says the mode the execution ended in, for a client that sends none.
+func TestEmptyModeKeepsTheSessions(t *testing.T) {
+	acts := newScripted(
+		reply{calls: []scriptCall{reproduceHandBack}},
+		reply{calls: []scriptCall{diagnoseHandBack}},
+		reply{text: "Diagnosed."},
+		reply{text: "Hello."},
+		reply{text: "Reviewed."},
+		reply{text: "Still reviewing."},
+	)
+	cer := &fakeCeremony{timeout: time.Hour, exit: 1}
+	h := newCeremonyHarness(t, acts, cer)
+	plain := func(id, prompt string) ExecuteRequest {
+		req := execReq(id, prompt, policy.ApproveLocal, nil)
+		req.Mode = ""
+		return req
+	}
+	review := execReq("exec-3", "review the parser", policy.ApproveLocal, nil)
+	review.Mode = "review"
+	var ex1, dec, ex2, ex3, ex4 outcome
+	var p1, p2, p3, p4, p5 Progress
+	h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex1)
+	h.progress(&p1)
+	h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &dec)
+	h.progress(&p2)
+	h.update(UpdateExecute, "exec-2", plain("exec-2", "and now?"), &ex2)
+	h.progress(&p3)
+	h.update(UpdateExecute, "exec-3", review, &ex3)
+	h.progress(&p4)
+	h.update(UpdateExecute, "exec-4", plain("exec-4", "and the lexer?"), &ex4)
+	h.progress(&p5)
+	h.run()
+	for _, o := range []struct {
+		what string
+		o    outcome
+	}{{"debug", ex1}, {"decide", dec}, {"plain after the ceremony", ex2}, {"review", ex3}, {"plain after review", ex4}} {
+		o.o.mustAccept(t, o.what)
+	}
+	for i, tt := range []struct {
+		p    Progress
+		mode string
+	}{{p1, "debug"}, {p2, "normal"}, {p3, "normal"}, {p4, "review"}, {p5, "review"}} {
+		if r := tt.p.Result; r == nil || r.Mode != tt.mode {
+			t.Errorf("result %d: %+v, want mode %s", i+1, r, tt.mode)
+		}
+	}
+	if c := p2.Result.Ceremony; c == nil || !c.Ended {
+		t.Fatalf("the ceremony did not end: %+v", c)
+	}
+	if after := acts.requests[3]; after.StepDone != nil || slices.Contains(after.Tools, StepDoneTool) || p3.Result.Ceremony != nil || len(cer.claims) != 1 {
+		t.Fatalf("the prompt after the ceremony: step_done %+v, tools %v, ceremony %+v, claims %+v", after.StepDone, after.Tools, p3.Result.Ceremony, cer.claims)
+	}
+	if tools := acts.requests[5].Tools; slices.Contains(tools, "local_write") {
+		t.Fatalf("the prompt after review offers %v", tools)
+	}
+}
+
 // TestDriverCompactOffer: under the compact profile a read-only step hides
 // the writes and offers axlr_history; the driver refuses the same call
 // twice in a row and a write the step does not allow (OnCall).

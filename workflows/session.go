@@ -128,7 +128,11 @@ type ExecuteRequest struct {
 	// Root is the workspace, an absolute path. Empty continues in the
 	// session's workspace.
 	Root string `json:"root,omitempty"`
-	// Mode is the work mode; only "normal" for now.
+	// Mode is the work mode (SupportedModes). Empty keeps the session's
+	// mode as it stands: a running ceremony's, else the mode the last
+	// prompt set or the end of a ceremony returned to (normal for a new
+	// session), so a client that sends a mode only when the person
+	// chose one never restarts a ceremony that ended.
 	Mode     string          `json:"mode"`
 	Approval policy.Approval `json:"approval"`
 	// Policy, when set, becomes the session's policy.
@@ -415,6 +419,9 @@ type FinishExecutionInput struct {
 	ToolCalls []contract.ToolCallRecord `json:"tool_calls"`
 	Usage     contract.Usage            `json:"usage"`
 	Ceremony  *contract.CeremonyOutcome `json:"ceremony,omitempty"`
+	// Mode is the host's work mode as the execution ended, for the
+	// result.
+	Mode string `json:"mode,omitempty"`
 }
 
 // PendingRef names the pending call; its arguments are read from the
@@ -618,7 +625,7 @@ func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) e
 	if strings.TrimSpace(req.Prompt) == "" {
 		return errors.New("execute: the prompt is empty")
 	}
-	if !slices.Contains(SupportedModes, req.Mode) {
+	if req.Mode != "" && !slices.Contains(SupportedModes, req.Mode) {
 		return fmt.Errorf("execute: unknown mode %q: this axlrd supports %s", req.Mode, strings.Join(SupportedModes, ", "))
 	}
 	if _, err := policy.ParseApproval(string(req.Approval)); err != nil {
@@ -644,7 +651,7 @@ func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) e
 	if p := s.st.Pending; p != nil {
 		return fmt.Errorf("session %s has call %s (%s) waiting for a decision: decide it first with --decide approve|deny", s.st.Current(), p.Call.CallID, p.Call.Tool)
 	}
-	if c := s.st.Ceremony; c.Active() && req.Mode != "normal" && req.Mode != c.Mode {
+	if c := s.st.Ceremony; c.Active() && req.Mode != "" && req.Mode != "normal" && req.Mode != c.Mode {
 		return fmt.Errorf("session %s runs ceremony %s (%s mode, step %s): send a prompt without --mode to continue it", s.st.Current(), c.InstanceID, c.Mode, c.Step)
 	}
 	return nil
@@ -864,7 +871,12 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		s.st.Policy = req.Policy
 	}
 	s.st.Approval = req.Approval
-	s.st.Mode = req.Mode
+	// An empty mode keeps the session's. No recorded history holds one
+	// (the validator refused it until empty meant "as it stands"), so a
+	// replay sets the mode each recorded request named, as it did: no
+	// version guard is needed.
+	mode := cmp.Or(req.Mode, s.st.Mode, "normal")
+	s.st.Mode = mode
 	if req.Web != nil {
 		s.st.NoWeb = !*req.Web
 	}
@@ -880,7 +892,7 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		Prompt:      req.Prompt,
 		Model:       cmp.Or(req.Model, s.st.Model),
 		Root:        s.st.Root,
-		Mode:        req.Mode,
+		Mode:        mode,
 	}); err != nil {
 		return err
 	}

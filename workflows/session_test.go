@@ -148,7 +148,7 @@ func (s *scripted) FinishExecution(_ context.Context, in FinishExecutionInput) (
 	if in.Pending != nil {
 		r.Pending = &contract.PendingCall{CallID: in.Pending.CallID, Tool: in.Pending.Tool, Arguments: json.RawMessage(`{}`)}
 	}
-	r.Ceremony = in.Ceremony
+	r.Ceremony, r.Mode = in.Ceremony, in.Mode
 	return r, nil
 }
 

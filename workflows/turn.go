@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -531,7 +532,10 @@ func endedAs(err error, interrupted string) (contract.Status, string) {
 func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, ceremony *contract.CeremonyOutcome) *contract.Result {
 	ex := t.st.Execution
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony}
+	// The mode as the execution ended (normal once a ceremony ended), so
+	// a client reads it back rather than resending the one it chose.
+	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony,
+		Mode: cmp.Or(t.st.Mode, "normal")}
 	if p := t.st.Pending; p != nil && status == contract.NeedsDecision {
 		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check}
 		if p.Check != nil {
@@ -555,7 +559,7 @@ func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, 
 		res = contract.Result{
 			Schema: contract.Schema, Status: contract.Failed, SessionID: t.Current(), Sessions: in.Sessions,
 			Error: "the result could not be saved: " + failureMessage(err), ToolCalls: in.ToolCalls, Usage: in.Usage,
-			Artifacts: []contract.Artifact{},
+			Artifacts: []contract.Artifact{}, Mode: in.Mode,
 		}
 		if res.ToolCalls == nil {
 			res.ToolCalls = []contract.ToolCallRecord{}

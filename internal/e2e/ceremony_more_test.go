@@ -249,8 +249,8 @@ func TestStalledStep(t *testing.T) {
 	// A later prompt is a normal one.
 	next := e.tui(ctx, "--exec", "anything", "--session", res.SessionID, "--json")
 	_, res2 := lines(t, next.stdout)
-	if res2.Ceremony != nil {
-		t.Fatalf("the session is still in a ceremony: %+v", res2.Ceremony)
+	if res2.Ceremony != nil || res2.Mode != "normal" {
+		t.Fatalf("the session is still in a ceremony: %+v, mode %q", res2.Ceremony, res2.Mode)
 	}
 	d.stop()
 	inst := madeInstance(t, e, c.InstanceID)

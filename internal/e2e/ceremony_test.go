@@ -193,8 +193,8 @@ func TestDebugCeremony(t *testing.T) {
 	if res.Pending == nil || res.Pending.Tool != "axlr_check" || string(res.Pending.Arguments) != `{"program":"go","args":["test","./..."]}` {
 		t.Fatalf("pending %+v", res.Pending)
 	}
-	if res.Ceremony == nil || res.Ceremony.State != "REPRODUCE" || res.Ceremony.Step != "reproduce" {
-		t.Fatalf("ceremony %+v", res.Ceremony)
+	if res.Ceremony == nil || res.Ceremony.State != "REPRODUCE" || res.Ceremony.Step != "reproduce" || res.Mode != "debug" {
+		t.Fatalf("ceremony %+v, mode %q", res.Ceremony, res.Mode)
 	}
 
 	dec := e.tui(ctx, "--session", res.SessionID, "--decide", "approve", "--json")
@@ -203,7 +203,7 @@ func TestDebugCeremony(t *testing.T) {
 	}
 	evs, res := lines(t, dec.stdout)
 	c := res.Ceremony
-	if c == nil || c.State != "COMPLETED" || !c.Ended || res.Answer != "The ceremony ended COMPLETED." {
+	if c == nil || c.State != "COMPLETED" || !c.Ended || res.Answer != "The ceremony ended COMPLETED." || res.Mode != "normal" {
 		t.Fatalf("result %+v ceremony %+v", res, c)
 	}
 	var steps []string
@@ -249,9 +249,21 @@ func TestDebugCeremony(t *testing.T) {
 		}
 	}
 
-	// MADE holds every step completed once.
+	// exec --session sends --mode (normal unless given), so a prompt after
+	// the ceremony is a normal one: no new instance, the session in normal
+	// mode.
+	next := e.tui(ctx, "--exec", "and now?", "--session", res.SessionID, "--json")
+	_, after := lines(t, next.stdout)
+	if next.code != 0 || after.Ceremony != nil || after.Mode != "normal" {
+		t.Fatalf("the prompt after the ceremony: exit %d, result %+v\n%s", next.code, after, next.stderr)
+	}
+
+	// MADE holds every step completed once, and no other instance.
 	d.stop()
 	completedOnce(t, madeInstance(t, e, c.InstanceID))
+	if ids := madeInstances(t, e); len(ids) != 1 {
+		t.Fatalf("MADE holds instances %q, want %s alone", ids, c.InstanceID)
+	}
 }
 
 // completedOnce checks that MADE holds a COMPLETED instance whose every step
@@ -289,6 +301,26 @@ func madeInstance(t *testing.T, e *env, id string) made.Instance {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// madeInstances lists the ids of the instances in the embedded MADE
+// store of a stopped daemon.
+func madeInstances(t *testing.T, e *env) []string {
+	t.Helper()
+	eng, err := embedded.Open(filepath.Join(e.stateDir, "made"), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	entries, err := eng.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, en := range entries {
+		ids = append(ids, en.CeremonyID)
+	}
+	return ids
 }
 
 // TestDebugCeremonyOverMCP runs /debug with axlrd driving a made-mcp child

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // tuiEnv makes the test binary axlr-tui (TestMain).
@@ -215,4 +217,107 @@ func TestTUIBare(t *testing.T) {
 	m.keys("Enter")
 	m.waitFor(ctx, "the answer", "> say hello", "Hello from axlrd.")
 	m.keys("C-c")
+}
+
+// offers reports whether a request offers the tool.
+func offers(req agenttest.Request, tool string) bool {
+	for _, t := range req.Tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// footerLine is a screen's last line, the footer.
+func footerLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	return lines[len(lines)-1]
+}
+
+// plainPrompt sends "and now?" after a ceremony ended, in the TUI: the
+// footer reads normal before and after, the model answers a normal
+// prompt (no step offered), and MADE holds the ceremony's instance alone.
+func plainPrompt(ctx context.Context, t *testing.T, e *env, d *inProcess, m *tmux, instances int) {
+	t.Helper()
+	// The ceremony's last result follows its answer at once.
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if footer := footerLine(m.waitFor(fctx, "the footer back in normal mode", "m · normal")); strings.Contains(footer, "step") {
+		t.Fatalf("footer after the ceremony ended: %q", footer)
+	}
+	m.keys("-l", "and now?")
+	m.keys("Enter")
+	screen := m.waitFor(ctx, "the normal answer", "> and now?", "Back to normal.")
+	if footer := footerLine(screen); !strings.HasPrefix(footer, "m · normal · approve local") || strings.Contains(footer, "step") {
+		t.Fatalf("footer after the plain prompt: %q", footer)
+	}
+	m.keys("C-c")
+	d.stop()
+	if ids := madeInstances(t, e); len(ids) != instances {
+		t.Fatalf("MADE holds instances %q, want %d: the plain prompt opened a ceremony", ids, instances)
+	}
+}
+
+// TestTUIDebugThenNormal runs /debug to COMPLETED in the real axlr-tui
+// (the check command's card approved with a), then a plain prompt: the
+// session stays in normal mode, MADE holds one instance, and the footer
+// reads normal. Before, the TUI sent debug with every prompt and the
+// plain one opened a new axlr_debug instance.
+func TestTUIDebugThenNormal(t *testing.T) {
+	script := &debugScript{fixWorks: true}
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		if !offers(req, workflows.StepDoneTool) && strings.Contains(req.Messages[len(req.Messages)-1].Content, "and now?") {
+			return agenttest.Reply{Text: "Back to normal."}
+		}
+		return script.reply(req)
+	})
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	d := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m := startTUI(t, e, "--temporal-address", e.address())
+	m.waitFor(ctx, "the footer", "m · normal")
+	m.keys("-l", "/debug TestParse fails on empty input")
+	m.keys("Enter")
+	m.waitFor(ctx, "the check command's card", "tool: axlr_check", `"program": "go"`, "a approve")
+	m.keys("a")
+	m.waitFor(ctx, "the ceremony's end", "The ceremony ended COMPLETED.")
+	plainPrompt(ctx, t, e, d, m, 1)
+}
+
+// TestTUIStopCeremonyThenNormal: a /debug step that used its tool calls
+// three times pauses with the step open; /stop-ceremony stops it, and a
+// plain prompt after it is a normal one: the footer reads normal and
+// MADE holds the stopped instance alone.
+func TestTUIStopCeremonyThenNormal(t *testing.T) {
+	var mu sync.Mutex
+	reads := 0
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		if !offers(req, workflows.StepDoneTool) {
+			return agenttest.Reply{Text: "Back to normal."}
+		}
+		// A step is open: read, each time differently (the compact profile
+		// refuses the same call twice in a row), until the budget pauses.
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "c", Name: "local_read", Arguments: fmt.Sprintf(`{"path": "calc.go", "max_bytes": %d}`, reads)}}}
+	})
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m", "ceremonies": {"profile": "compact"}}`)
+	d := e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m := startTUI(t, e, "--temporal-address", e.address())
+	m.waitFor(ctx, "the footer", "m · normal")
+	m.keys("-l", "/debug TestParse fails on empty input")
+	m.keys("Enter")
+	m.waitFor(ctx, "the paused step", "send a message to continue the step", "m · debug · step reproduce")
+	m.keys("-l", "/stop-ceremony")
+	m.keys("Enter")
+	plainPrompt(ctx, t, e, d, m, 1)
 }

@@ -55,10 +55,16 @@ var _ Client = (*client.Client)(nil)
 type Options struct {
 	// Root is the workspace, an absolute path.
 	Root string
-	// Model and Mode are the session's (default: axlrd's settings;
-	// "normal").
-	Model, Mode string
-	// Approve is the approval level of the prompts (default: local).
+	// Model is the prompts' model (default: axlrd's settings).
+	Model string
+	// Mode is the work mode of a new session's first prompt (--mode);
+	// empty sends none, and the session starts in normal mode. Later
+	// prompts send a mode only when the person chose one (/review,
+	// /debug…); otherwise the session keeps its own, which the results
+	// report.
+	Mode string
+	// Approve is the approval level of the prompts (default: local);
+	// /approve changes it.
 	Approve policy.Approval
 	// MaxActive is jobs.max_active, for the jobs panel's title.
 	MaxActive int
@@ -100,6 +106,11 @@ type Model struct {
 	interrupt bool
 	// instance is the ceremony the session runs, for /stop-ceremony.
 	instance string
+	// mode is the mode the person chose since the last prompt, which the
+	// next one sends; sent is the mode the running execution's prompt
+	// sent; sessionMode is the session's mode as the last result said.
+	// The footer shows the first of them that is set.
+	mode, sent, sessionMode string
 	// told is the error the running execution's failed event showed, so
 	// its result does not show it again.
 	told string
@@ -112,15 +123,13 @@ type Model struct {
 
 // New returns the root model at 80×24 until the terminal says its size.
 func New(ctx context.Context, c Client, opts Options) Model {
-	if opts.Mode == "" {
-		opts.Mode = "normal"
-	}
 	if opts.Approve == "" {
 		opts.Approve = policy.ApproveLocal
 	}
 	com := common.New(80, 24, !opts.NoColor)
-	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com), offered: map[string]bool{}}
-	m.footer.State.Model, m.footer.State.Mode = opts.Model, opts.Mode
+	m := Model{ctx: ctx, client: c, opts: opts, com: com, footer: footer.New(com), offered: map[string]bool{}, sessionMode: "normal"}
+	m.footer.State.Model, m.footer.State.Approval = opts.Model, string(opts.Approve)
+	m.showMode()
 	m.session = session.New(m.body())
 	m.session, _ = m.session.Update(session.NoteMsg{Text: welcome(opts.Root)})
 	m.jobs = jobs.New(ctx, c, m.body(), jobs.Options{MaxActive: opts.MaxActive, Model: opts.Model})
@@ -137,7 +146,7 @@ func welcome(root string) string {
 	if root != "" {
 		where = " in " + root
 	}
-	return "prompts run" + where + ". Enter sends, Shift+Enter a new line, /… a command (/jobs, /plans, /sessions, /history, /repair, /plan…); " +
+	return "prompts run" + where + ". Enter sends, Shift+Enter a new line, /… a command (/debug, /review, /approve, /repair, /plan, /jobs…); " +
 		"Esc, then J jobs, P plans, S sessions, H history; Ctrl+C leaves."
 }
 
@@ -182,6 +191,9 @@ type resultMsg struct {
 type startedMsg struct {
 	ex  client.Execution
 	err error
+	// mode is the mode the prompt sent, which a refused prompt gives
+	// back to the next one.
+	mode string
 }
 
 // Update routes keys to the view on screen and the client's answers to
@@ -202,11 +214,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case session.PromptMsg:
-		return m, m.start(msg.Text)
+		return m.start(msg.Text)
 	case session.SlashMsg:
 		return m.slash(msg)
 	case startedMsg:
 		if msg.err != nil {
+			m.mode, m.sent = cmp.Or(m.mode, msg.mode), ""
+			m.showMode()
 			return m.note(msg.err.Error())
 		}
 		ex := msg.ex
@@ -228,8 +242,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m.note("watch: " + msg.err.Error())
 		}
+		// The session's mode is what axlrd says it is now (normal once a
+		// ceremony ended); a result saved before axlrd said it keeps the
+		// mode the prompt sent.
+		m.sessionMode, m.sent = cmp.Or(msg.res.Mode, m.sent, m.sessionMode), ""
+		m.showMode()
 		if c := msg.res.Ceremony; c != nil && c.Ended {
 			m.instance, m.footer.State.Step = "", ""
+			// A stop runs no model turn: without this line nothing but the
+			// footer would say the ceremony is over.
+			m, _ = m.note(fmt.Sprintf("ceremony %s ended in %s: the session is back in %s mode", c.InstanceID, c.State, m.sessionMode))
 		}
 		if msg.res.Status == contract.NeedsDecision && msg.res.Pending != nil {
 			m.card = card.New(m.body(), card.ForCall(m.sessionID, *msg.res.Pending))
@@ -452,14 +474,27 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 	case "/plans":
 		m.view = plansView
 		return m, m.plans.Refresh()
-	case "/normal", "/debug", "/delivery":
-		m.opts.Mode = s.Command[1:]
-		m.footer.State.Mode = m.opts.Mode
+	case "/normal", "/review", "/writer", "/research", "/debug", "/delivery":
+		// The work modes and the ceremonies --mode offers: the next prompt
+		// sends it; the ones after keep the session's.
+		m.mode = s.Command[1:]
+		m.showMode()
 		if s.Args != "" {
 			// The brief goes as the prompt that starts the ceremony.
-			return m, m.start(s.Args)
+			return m.start(s.Args)
 		}
 		return m, nil
+	case "/approve":
+		if s.Args == "" {
+			return m.note(fmt.Sprintf("prompts run with approval %s: /approve none|local|all sets it for the next ones", m.opts.Approve))
+		}
+		a, err := policy.ParseApproval(s.Args)
+		if err != nil {
+			return m.note("/approve: " + err.Error())
+		}
+		m.opts.Approve = a
+		m.footer.State.Approval = string(a)
+		return m.note(fmt.Sprintf("the next prompts run with approval %s", a))
 	case "/repair", "/improve":
 		kind := jobrec.Kind(s.Command[1:])
 		m.view = jobsView
@@ -496,7 +531,7 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 		m.history.SetSession(m.sessionID)
 		m.view = historyView
 		return m, m.history.Refresh()
-	case "/stop-ceremony":
+	case "/stop-ceremony", "/parar":
 		if m.sessionID == "" || m.instance == "" {
 			return m.note("no ceremony runs in this session: /debug or /delivery starts one")
 		}
@@ -535,9 +570,14 @@ func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
 		return m.note("resume " + r.session + ": " + r.err.Error())
 	}
 	m.sessionID, m.running, m.instance, m.footer.State.Step = r.session, nil, "", ""
+	// The footer shows the picked session's mode, from its result; a
+	// session that has none ran nothing and is in normal mode.
+	m.sent, m.sessionMode = "", ""
 	m, _ = m.note("resumed session " + r.session + ": prompts go to it")
 	res := r.res
 	if res == nil {
+		m.sessionMode = "normal"
+		m.showMode()
 		return m, nil
 	}
 	if c := res.Ceremony; c != nil && !c.Ended {
@@ -586,10 +626,31 @@ func (m Model) note(text string) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) start(prompt string) tea.Cmd {
-	req := workflows.ExecuteRequest{Prompt: prompt, Model: m.opts.Model, Mode: m.opts.Mode, Approval: m.opts.Approve}
+// nextMode is the mode the next prompt sends: the one the person chose
+// since the last prompt, else --mode for a new session's first, else
+// none (the session keeps its own).
+func (m Model) nextMode() string {
+	if m.mode == "" && m.sessionID == "" {
+		return m.opts.Mode
+	}
+	return m.mode
+}
+
+// showMode puts in the footer the mode the next prompt runs in: the one
+// chosen for it, else the running prompt's, else the session's.
+func (m *Model) showMode() {
+	m.footer.State.Mode = cmp.Or(m.nextMode(), m.sent, m.sessionMode)
+}
+
+// start sends a prompt with the mode chosen for it, if any; the prompts
+// after it send none until the person chooses again.
+func (m Model) start(prompt string) (Model, tea.Cmd) {
+	mode := m.nextMode()
+	m.mode, m.sent = "", mode
+	m.showMode()
+	req := workflows.ExecuteRequest{Prompt: prompt, Model: m.opts.Model, Mode: mode, Approval: m.opts.Approve}
 	id := m.sessionID
-	return func() tea.Msg {
+	return m, func() tea.Msg {
 		var ex client.Execution
 		var err error
 		if id == "" {
@@ -598,7 +659,7 @@ func (m Model) start(prompt string) tea.Cmd {
 		} else {
 			ex, err = m.client.Execute(m.ctx, id, req)
 		}
-		return startedMsg{ex: ex, err: err}
+		return startedMsg{ex: ex, err: err, mode: mode}
 	}
 }
 

@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +29,10 @@ import (
 // the model tests.
 type fakeClient struct {
 	calls []string
+	// reqs are the prompts' requests, Start's and Execute's in order;
+	// refuse, when set, is what Execute answers them.
+	reqs   []workflows.ExecuteRequest
+	refuse error
 }
 
 func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) {
@@ -69,10 +75,15 @@ func (f *fakeClient) LaunchPlan(_ context.Context, in client.PlanLaunch) (plans.
 }
 func (f *fakeClient) Start(_ context.Context, req workflows.ExecuteRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "start "+req.Prompt+" in "+req.Root)
+	f.reqs = append(f.reqs, req)
 	return client.Execution{SessionID: "s1", ExecutionID: "e1"}, nil
 }
 func (f *fakeClient) Execute(_ context.Context, id string, req workflows.ExecuteRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "execute "+id+" "+req.Prompt)
+	f.reqs = append(f.reqs, req)
+	if f.refuse != nil {
+		return client.Execution{}, f.refuse
+	}
 	return client.Execution{SessionID: id, ExecutionID: "e2"}, nil
 }
 func (f *fakeClient) Decide(_ context.Context, id string, req workflows.DecideRequest) (client.Execution, error) {
@@ -97,7 +108,7 @@ func (f *fakeClient) History(_ context.Context, id string) (*client.Trajectory, 
 }
 func (f *fakeClient) Result(_ context.Context, id string) (*contract.Result, error) {
 	f.calls = append(f.calls, "result "+id)
-	return &contract.Result{Status: contract.NeedsDecision, SessionID: id, Answer: "I need to run go test.",
+	return &contract.Result{Status: contract.NeedsDecision, SessionID: id, Answer: "I need to run go test.", Mode: "review",
 		Pending: &contract.PendingCall{CallID: "c9", Tool: "local_exec", Arguments: json.RawMessage(`{"program":"go"}`)}}, nil
 }
 func (f *fakeClient) PlanTaskStep(_ context.Context, plan, task string) (workflows.TaskStep, error) {
@@ -209,6 +220,9 @@ func send(t *testing.T, m Model, text string) (Model, tea.Cmd) {
 		m, _ = step(t, m, k)
 	}
 	m, cmd := step(t, m, tuitest.Key("enter"))
+	if cmd == nil {
+		t.Fatalf("the composer sent nothing for %q:\n%s", text, m.View().Content)
+	}
 	return step(t, m, cmd())
 }
 
@@ -223,11 +237,11 @@ func TestCeremonyStepAndStop(t *testing.T) {
 	}
 	m, cmd := send(t, m, "/debug TestParse fails")
 	m, _ = step(t, m, cmd())
-	if m.opts.Mode != "debug" || f.calls[0] != "start TestParse fails in /w" {
-		t.Fatalf("mode %s, calls %q", m.opts.Mode, f.calls)
+	if f.reqs[0].Mode != "debug" || f.calls[0] != "start TestParse fails in /w" {
+		t.Fatalf("mode %s, calls %q", f.reqs[0].Mode, f.calls)
 	}
 	m, _ = step(t, m, eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventStepClaimed, Instance: "axlr-debug-1", Step: "diagnose", Iteration: 2, Limit: 3}}})
-	if footer := m.footer.View(); !strings.Contains(footer, "m · debug · step diagnose 2/3") {
+	if footer := m.footer.View(); !strings.Contains(footer, "m · debug · step diagnose 2/3 · approve local") {
 		t.Fatalf("footer %q", footer)
 	}
 	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed}})
@@ -327,6 +341,10 @@ func TestSessionsPickerAndHistory(t *testing.T) {
 	if m.sessionID != "s-old" || m.view != cardView || !strings.Contains(m.View().Content, "Approve call c9?") {
 		t.Fatalf("session %q, view %d, calls %q:\n%s", m.sessionID, m.view, f.calls, m.View().Content)
 	}
+	// The footer shows the resumed session's mode, from its result.
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "review · approve local") {
+		t.Errorf("footer %q, want the resumed session's mode", footer)
+	}
 	m, cmd = step(t, m, tuitest.Key("a"))
 	m, cmd = step(t, m, cmd())
 	cmd()
@@ -412,5 +430,154 @@ func TestFailureShownOnce(t *testing.T) {
 	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Interrupted, Error: "interrupted by the person"}})
 	if !strings.Contains(m.View().Content, "interrupted: interrupted by the person") {
 		t.Errorf("the result's own error is not shown:\n%s", m.View().Content)
+	}
+}
+
+// ended is the result of an execution whose ceremony ended: axlrd says the
+// session is back in normal mode.
+var ended = &contract.Result{Status: contract.Completed, Mode: "normal",
+	Ceremony: &contract.CeremonyOutcome{InstanceID: "axlr-debug-1", State: "COMPLETED", Ended: true}}
+
+// claimed is the step.claimed event of the ceremony's first step.
+var claimed = eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventStepClaimed, Instance: "axlr-debug-1", Step: "reproduce", Iteration: 1, Limit: 3}}}
+
+// A ceremony's end returns the session to normal in the TUI too: the
+// prompt that starts it sends debug, the prompts after send no mode (the
+// session keeps its own), and once a result says the ceremony ended the
+// footer reads normal and the next prompt opens no ceremony. The same
+// after /parar, the seed's /stop-ceremony.
+func TestCeremonyEndReturnsToNormal(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// end ends the ceremony that runs and returns its result.
+		end func(t *testing.T, f *fakeClient, m Model) Model
+	}{
+		{"completed", func(t *testing.T, f *fakeClient, m Model) Model {
+			m, cmd := send(t, m, "go on")
+			m, _ = step(t, m, cmd())
+			if req := f.reqs[len(f.reqs)-1]; req.Mode != "" {
+				t.Fatalf("a prompt within the ceremony sent mode %q", req.Mode)
+			}
+			m, _ = step(t, m, resultMsg{res: ended})
+			return m
+		}},
+		{"parar", func(t *testing.T, f *fakeClient, m Model) Model {
+			m, cmd := send(t, m, "/parar")
+			m, _ = step(t, m, cmd())
+			if last := f.calls[len(f.calls)-1]; last != "stop s1 axlr-debug-1 stopped by the person from the TUI" {
+				t.Fatalf("/parar: calls %q", f.calls)
+			}
+			stopped := *ended
+			stopped.Ceremony = &contract.CeremonyOutcome{InstanceID: "axlr-debug-1", State: "CANCELLED", Ended: true, Stopped: "stopped_by_person"}
+			m, _ = step(t, m, resultMsg{res: &stopped})
+			return m
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{}
+			m := New(context.Background(), f, Options{NoColor: true, Model: "m", Root: "/w"})
+			m, cmd := send(t, m, "/debug TestParse fails")
+			if footer := m.footer.View(); !strings.HasPrefix(footer, "m · debug ") {
+				t.Fatalf("footer after /debug: %q", footer)
+			}
+			m, _ = step(t, m, cmd())
+			m, _ = step(t, m, claimed)
+			m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed, Mode: "debug",
+				Ceremony: &contract.CeremonyOutcome{InstanceID: "axlr-debug-1", State: "REPRODUCE", Step: "reproduce"}}})
+			if f.reqs[0].Mode != "debug" {
+				t.Fatalf("the brief sent mode %q", f.reqs[0].Mode)
+			}
+			m = tt.end(t, f, m)
+			if footer := m.footer.View(); !strings.HasPrefix(footer, "m · normal ") || strings.Contains(footer, "step") {
+				t.Fatalf("footer after the ceremony ended: %q", footer)
+			}
+			if view := m.View().Content; !strings.Contains(view, "ceremony axlr-debug-1 ended in ") || !strings.Contains(view, "the session is back in normal mode") {
+				t.Fatalf("no line says the ceremony ended:\n%s", view)
+			}
+			m, cmd = send(t, m, "and now?")
+			m, _ = step(t, m, cmd())
+			if req := f.reqs[len(f.reqs)-1]; req.Prompt != "and now?" || req.Mode != "" {
+				t.Fatalf("the prompt after the ceremony sent mode %q: it would open a new instance", req.Mode)
+			}
+			if footer := m.footer.View(); !strings.HasPrefix(footer, "m · normal ") {
+				t.Errorf("footer while the plain prompt runs: %q", footer)
+			}
+		})
+	}
+}
+
+// The work modes are commands as the ceremonies are: every mode --mode
+// takes has its command, which the next prompt sends once; the session
+// keeps it after, as its results say.
+func TestModeCommands(t *testing.T) {
+	for _, mode := range workflows.SupportedModes {
+		if !slices.Contains(session.Commands, "/"+mode) {
+			t.Errorf("--mode %s has no /%s", mode, mode)
+		}
+	}
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Model: "m", Root: "/w", Mode: "writer"})
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "m · writer") {
+		t.Fatalf("footer with --mode writer: %q", footer)
+	}
+	m, cmd := send(t, m, "document it")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed, Mode: "writer"}})
+	m, _ = send(t, m, "/review")
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "m · review") {
+		t.Fatalf("footer after /review: %q", footer)
+	}
+	m, cmd = send(t, m, "review the parser")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed, Mode: "review"}})
+	m, cmd = send(t, m, "and the lexer?")
+	m, _ = step(t, m, cmd())
+	var modes []string
+	for _, req := range f.reqs {
+		modes = append(modes, cmp.Or(req.Mode, "-"))
+	}
+	if got := strings.Join(modes, " "); got != "writer review -" {
+		t.Fatalf("the prompts sent modes %s, want writer review -", got)
+	}
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "m · review") {
+		t.Errorf("footer after the session kept review: %q", footer)
+	}
+	// A refused prompt leaves the mode chosen for the next one.
+	f.refuse = errors.New("session s1 is running execution e2: wait for it to end or interrupt it")
+	m, _ = send(t, m, "/research")
+	m, cmd = send(t, m, "find the RFC")
+	m, _ = step(t, m, cmd())
+	f.refuse = nil
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "m · research") || !strings.Contains(m.View().Content, "is running execution e2") {
+		t.Fatalf("after a refused prompt, footer %q:\n%s", footer, m.View().Content)
+	}
+	m, cmd = send(t, m, "find the RFC")
+	cmd()
+	if req := f.reqs[len(f.reqs)-1]; req.Mode != "research" {
+		t.Errorf("the prompt after the refusal sent mode %q, want research", req.Mode)
+	}
+}
+
+// /approve sets the approval level of the next prompts, which the footer
+// shows; a level it does not know is a note naming the three.
+func TestSlashApprove(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Model: "m", Root: "/w"})
+	m, _ = send(t, m, "/approve all")
+	if footer := m.footer.View(); !strings.HasPrefix(footer, "m · normal · approve all") {
+		t.Fatalf("footer after /approve all: %q", footer)
+	}
+	m, _ = send(t, m, "/approve most")
+	if view := m.View().Content; !strings.Contains(view, `unknown approval level "most": use none, local or all`) {
+		t.Fatalf("/approve most:\n%s", view)
+	}
+	m, cmd := send(t, m, "clean the build")
+	cmd()
+	m, _ = send(t, m, "/approve")
+	if view := m.View().Content; !strings.Contains(view, "prompts run with approval all: /approve none|local|all") {
+		t.Errorf("/approve alone:\n%s", view)
+	}
+	if len(f.reqs) != 1 || f.reqs[0].Approval != "all" {
+		t.Fatalf("requests %+v", f.reqs)
 	}
 }

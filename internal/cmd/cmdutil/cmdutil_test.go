@@ -87,7 +87,7 @@ func TestFlagErrorWrap(t *testing.T) {
 
 func TestFieldsHelp(t *testing.T) {
 	got := cmdutil.FieldsHelp(cmdutil.ResultFields)
-	want := "  schema, status, session_id, sessions, answer, pending, error, tool_calls,\n  usage, artifacts, ceremony"
+	want := "  schema, status, session_id, sessions, answer, pending, error, tool_calls,\n  usage, artifacts, ceremony, mode"
 	if got != want {
 		t.Errorf("cmdutil.FieldsHelp =\n%s\nwant\n%s", got, want)
 	}

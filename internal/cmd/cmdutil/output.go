@@ -18,7 +18,7 @@ import (
 // that --json prints, in order; a test pins them to the type.
 var ResultFields = []string{
 	"schema", "status", "session_id", "sessions", "answer", "pending", "error",
-	"tool_calls", "usage", "artifacts", "ceremony",
+	"tool_calls", "usage", "artifacts", "ceremony", "mode",
 }
 
 // EventFields are the fields of an event line (contract.Event) of --exec

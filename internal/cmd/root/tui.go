@@ -41,9 +41,13 @@ type TUIOptions struct {
 	Model string
 	// Root is the workspace (default: the current directory).
 	Root string
-	// Mode and Approve are the prompts' work mode and approval level
-	// (default: the terminal UI's, normal and local).
-	Mode, Approve string
+	// Mode is the work mode of the first prompt (default: none, so the
+	// new session starts in normal mode); later prompts keep the
+	// session's unless the person picks one in the terminal UI.
+	Mode string
+	// Approve is the prompts' approval level (default: the terminal UI's,
+	// local).
+	Approve string
 }
 
 // newCmdTUI returns the command of axlr-tui alone. On a terminal it
@@ -69,7 +73,7 @@ func newCmdTUI(f *factory.Factory, runF func(context.Context, *TUIOptions) error
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Model, "model", "", "the terminal UI's model `NAME` (default: settings.json's)")
 	fl.StringVar(&opts.Root, "root", "", "the terminal UI's workspace `DIR` (default: the current directory)")
-	fl.StringVar(&opts.Mode, "mode", "", "the terminal UI's work `MODE`: "+strings.Join(workflows.SupportedModes, ", ")+" (default normal)")
+	fl.StringVar(&opts.Mode, "mode", "", "the work `MODE` of the terminal UI's first prompt: "+strings.Join(workflows.SupportedModes, ", ")+" (default: normal)")
 	fl.StringVar(&opts.Approve, "approve", "", "the terminal UI's approval `LEVEL`: none, local or all (default local)")
 	return cmd
 }

@@ -1,8 +1,9 @@
 // Package footer is the TUI's status line: the model, the mode, the
-// ceremony step (step repair 2/3), the active job (repair <name> ·
-// <status>), the running plan (plan <id> · wave 2/3 · <task> <status>) and
-// "reconnecting" while axlrd does not answer. The parent sets its State
-// from what the client returned; the footer only draws it.
+// ceremony step (step repair 2/3), the approval level (approve local), the
+// active job (repair <name> · <status>), the running plan (plan <id> ·
+// wave 2/3 · <task> <status>) and "reconnecting" while axlrd does not
+// answer. The parent sets its State from what the client returned; the
+// footer only draws it.
 package footer
 
 import (
@@ -20,6 +21,8 @@ import (
 // State is what the footer shows; zero fields are left out.
 type State struct {
 	Model, Mode string
+	// Approval is the prompts' approval level (none, local, all).
+	Approval string
 	// Step, StepAttempt and StepLimit are the ceremony step that runs.
 	Step                   string
 	StepAttempt, StepLimit int
@@ -91,6 +94,10 @@ func (s State) Parts() []string {
 			step += fmt.Sprintf(" %d/%d", s.StepAttempt, s.StepLimit)
 		}
 		parts = append(parts, step)
+	}
+	// After the step, so a cut footer keeps the step in view.
+	if s.Approval != "" {
+		parts = append(parts, "approve "+s.Approval)
 	}
 	if j := s.Job; j != nil {
 		parts = append(parts, fmt.Sprintf("%s %s · %s", j.Kind, j.ID, j.Status))

@@ -23,6 +23,7 @@ func TestFooterParts(t *testing.T) {
 	}{
 		{"empty", State{}, ""},
 		{"model and mode", State{Model: "glm-5", Mode: "normal"}, "glm-5 · normal"},
+		{"approval", State{Model: "glm-5", Mode: "review", Approval: "all"}, "glm-5 · review · approve all"},
 		{"step with attempt", State{Mode: "repair", Step: "repair", StepAttempt: 2, StepLimit: 3}, "repair · step repair 2/3"},
 		{"step without limit", State{Step: "triage"}, "step triage"},
 		{"job", State{Job: &jobs.Record{ID: "grep-tool-slow", Kind: jobs.Repair, Status: jobs.Running}}, "repair grep-tool-slow · running"},
@@ -42,7 +43,7 @@ func TestFooterParts(t *testing.T) {
 }
 
 func TestFooterView(t *testing.T) {
-	full := State{Model: "claude-haiku-5.5", Mode: "repair", Step: "repair", StepAttempt: 2, StepLimit: 3,
+	full := State{Model: "claude-haiku-5.5", Mode: "repair", Approval: "local", Step: "repair", StepAttempt: 2, StepLimit: 3,
 		Job:  &jobs.Record{ID: "hello-probe-fails", Kind: jobs.Repair, Status: jobs.Running},
 		Plan: &plans.Record{ID: "p-1a2b3c", Status: plans.Running, Waves: 3, Tasks: []plans.Task{{ID: "parser", Wave: 2, Status: plans.TaskRunning}}}}
 	cut := full
@@ -53,7 +54,7 @@ func TestFooterView(t *testing.T) {
 		name  string
 		state State
 	}{
-		{"short", State{Model: "glm-5", Mode: "normal"}},
+		{"short", State{Model: "glm-5", Mode: "normal", Approval: "local"}},
 		{"full", full},
 		{"cut keeps reconnecting", cut},
 		{"cut keeps the keys", keys},

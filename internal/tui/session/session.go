@@ -19,7 +19,8 @@ import (
 )
 
 // Commands are the slash commands the composer knows.
-var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/jobs", "/plans", "/sessions", "/history", "/stop-ceremony"}
+var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/review", "/writer", "/research", "/approve",
+	"/jobs", "/plans", "/sessions", "/history", "/stop-ceremony", "/parar"}
 
 // PromptMsg is a prompt the person sent.
 type PromptMsg struct{ Text string }
