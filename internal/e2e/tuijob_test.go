@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
@@ -116,6 +118,7 @@ func TestJobStartedFromTheTUI(t *testing.T) {
 	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
 		t.Fatalf("forge calls %+v", calls)
 	}
+	capturePullRead(ctx, t, e)
 
 	for _, prompt := range []string{"what became of it?", "and now?"} {
 		if r := e.tui(ctx, "--exec", tuiMarker+" "+prompt, "--session", sid); r.code != 0 {
@@ -126,5 +129,27 @@ func TestJobStartedFromTheTUI(t *testing.T) {
 	defer tui.mu.Unlock()
 	if len(tui.notes) != 1 || !strings.Contains(tui.notes[0], "[AXLR] Job "+rec.ID+" (repair) ended completed: pull request #") {
 		t.Fatalf("the session was told %q", tui.notes)
+	}
+}
+
+// capturePullRead captures one of g's reads with -update-replay: the
+// client chose its workflow id, so it is found by its type.
+func capturePullRead(ctx context.Context, t *testing.T, e *env) {
+	t.Helper()
+	if !*updateReplay {
+		return
+	}
+	sdk := dialSDK(t, e)
+	for {
+		resp, err := sdk.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = '" + workflows.PullReadWorkflow + "'"})
+		if err == nil && len(resp.GetExecutions()) > 0 {
+			captureWorkflow(t, e, resp.GetExecutions()[0].GetExecution().GetWorkflowId(), "pull_read")
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %s to capture: %v", workflows.PullReadWorkflow, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
