@@ -181,8 +181,9 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 	return res, nil
 }
 
-// Read reads a pull request and the checks of its head, once. A forge
-// that cannot be read is the watch's to judge: the error is in the result.
+// Read reads a pull request and the checks of its head (of an open one,
+// or of any with in.ClosedChecks), once. A forge that cannot be read is
+// the caller's to judge: the error is in the result.
 func (f *Forge) Read(ctx context.Context, in workflows.ReadInput) (workflows.ReadResult, error) {
 	gh, err := f.github()
 	if err != nil {
@@ -196,7 +197,7 @@ func (f *Forge) Read(ctx context.Context, in workflows.ReadInput) (workflows.Rea
 		return workflows.ReadResult{Error: err.Error()}, nil
 	}
 	res := workflows.ReadResult{PullRequest: pr}
-	if pr.State != "open" {
+	if pr.State != "open" && !in.ClosedChecks {
 		return res, nil
 	}
 	checks, err := gh.Checks(ctx, in.Repository, pr.HeadSHA)

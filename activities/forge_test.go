@@ -32,7 +32,8 @@ import (
 // TestForgeActivities against the GitHub fake and a bare origin: every
 // activity run twice, as a retry after a crash would, changes the forge
 // once — one clone, one commit, one pull request, one merge — and a merge
-// guarded by a stale head is refused as the result's, not as an error.
+// guarded by a stale head is refused as the result's, not as an error. A
+// read of the merged pull request gives its head's checks when asked to.
 func TestForgeActivities(t *testing.T) {
 	s, err := githubtest.Start(githubtest.Config{Token: "t"})
 	if err != nil {
@@ -104,6 +105,16 @@ func TestForgeActivities(t *testing.T) {
 	twice, err := f.Merge(ctx, mi)
 	if err != nil || twice.MergeSHA != merged.MergeSHA {
 		t.Fatalf("merge again: %+v, %v", twice, err)
+	}
+	// The watch stops at a merged pull request; the person's g reads the
+	// checks its head had.
+	read, err = f.Read(ctx, workflows.ReadInput{Repository: "underpass-ai/app", Number: first.PullRequest})
+	if err != nil || !read.PullRequest.Merged || read.Checks.SHA != "" {
+		t.Fatalf("read of the merged pull request: %+v, %v", read, err)
+	}
+	read, err = f.Read(ctx, workflows.ReadInput{Repository: "underpass-ai/app", Number: first.PullRequest, ClosedChecks: true})
+	if err != nil || !read.PullRequest.Merged || read.Checks.SHA != first.HeadSHA || !reflect.DeepEqual(read.Checks.Passed, []string{"test"}) {
+		t.Fatalf("read of the merged pull request with its checks: %+v, %v", read, err)
 	}
 	calls := s.Calls()
 	if calls.PullRequestsOpened != 1 || calls.Merges != 1 {

@@ -92,11 +92,22 @@ type Admission struct {
 	// Brief is the job's brief; its first words (SlugWords) are the
 	// duplicate rule's.
 	Brief string `json:"brief"`
-	// OriginSession is the session whose agent asks; empty when the person
-	// starts the job. Only an agent's improvements count against the
-	// limits of one per session and MaxImprovementsPerBuild per build.
+	// OriginSession is the session the job is asked from: the one whose
+	// agent asks, or the one the person starts it in from the TUI (Person);
+	// empty when the person starts it from the command line. That session
+	// receives the job's outcome.
 	OriginSession string `json:"origin_session,omitempty"`
+	// Person: the person starts the job, from OriginSession when it is
+	// set. Only an agent's improvements count against the limits of one
+	// per session and MaxImprovementsPerBuild per build. False with an
+	// origin session is an agent's request, which admissions made before
+	// the field were.
+	Person bool `json:"person,omitempty"`
 }
+
+// agents reports whether the admission is an agent's request: an origin
+// session that did not come from the person.
+func (a Admission) agents() bool { return a.OriginSession != "" && !a.Person }
 
 // Limits are the settings the registry applies; a zero field takes its
 // default.
@@ -134,7 +145,8 @@ func (l Limits) maxAttempts() int {
 //   - a signature this build already merged is refused with the pull
 //     request and a reminder to update;
 //   - an agent starts at most one improvement per origin session and
-//     MaxImprovementsPerBuild per build;
+//     MaxImprovementsPerBuild per build; the person's improvements, from a
+//     session or not, neither count nor are counted;
 //   - at most Limits.MaxActive jobs are active;
 //   - a repair signature starts at most Limits.MaxAttempts sessions.
 //
@@ -170,10 +182,10 @@ func Admit(records []Record, req Admission, lim Limits, build string) error {
 			return refuse(RefuseMerged, r.ID, "already %s: pull request #%d (%s) merged %s %s as %s, but this axlr still runs build %s; install the candidate (axlr-tui jobs install %s) or update axlr, and restart axlrd instead of asking again", past, r.PullRequest, r.URL, r.Kind.Noun(), r.ID, r.MergeSHA, build, r.ID)
 		}
 	}
-	if req.Kind == Improve && req.OriginSession != "" {
+	if req.Kind == Improve && req.agents() {
 		started := 0
 		for _, r := range records {
-			if r.Kind != Improve || r.OriginSession == "" || !r.reachedSession() {
+			if r.Kind != Improve || !r.agents() || !r.reachedSession() {
 				continue
 			}
 			if r.OriginSession == req.OriginSession {

@@ -23,6 +23,7 @@ func withSig(sig string) func(*Record)  { return func(r *Record) { r.Signature =
 func withBrief(b string) func(*Record)  { return func(r *Record) { r.Brief = b } }
 func withOrigin(s string) func(*Record) { return func(r *Record) { r.OriginSession = s } }
 func withBuild(b string) func(*Record)  { return func(r *Record) { r.Build = b } }
+func byPerson(r *Record)                { r.Person = true }
 func noSession(r *Record)               { r.Session = "" }
 
 func TestAdmit(t *testing.T) {
@@ -99,6 +100,23 @@ func TestAdmit(t *testing.T) {
 			message: `this axlr build (v1.2.3) already started 3 improvements that agents asked for, the most it starts; tell the person, who can start more with axlr-tui --improve "<brief>"`},
 		{name: "improvements of other builds and the person's do not count", req: improve,
 			records: []Record{job("a", Improve, Completed, withOrigin("o1")), job("b", Improve, Failed, withOrigin("o2"), withBuild("v1.0.0")), job("c", Improve, Blocked)}},
+		{name: "the person's improvement from a session that asked for one", req: with(improve, func(a *Admission) { a.Person = true }),
+			records: []Record{job("a", Improve, Failed, withOrigin("origin"))}},
+		{name: "the person's improvement from a session past the build's limit", req: with(improve, func(a *Admission) { a.Person = true }),
+			records: []Record{job("a", Improve, Completed, withOrigin("o1")), job("b", Improve, Failed, withOrigin("o2")), job("c", Improve, Blocked, withOrigin("o3"))}},
+		{name: "the person's improvement from a session does not use the session's one", req: improve,
+			records: []Record{job("a", Improve, Failed, withOrigin("origin"), byPerson)}},
+		{name: "the person's improvements from sessions do not count for the build", req: improve,
+			records: []Record{job("a", Improve, Completed, withOrigin("o1"), byPerson), job("b", Improve, Failed, withOrigin("o2"), byPerson), job("c", Improve, Blocked, withOrigin("o3"))}},
+		{name: "the person's job from a job's own session", req: with(repair, func(a *Admission) { a.OriginSession, a.Person = "s-a", true }),
+			records: []Record{job("a", Improve, Completed)}, code: RefuseJobSession, job: "a",
+			message: "this session is the improvement session of job a; a job's own session cannot start another job"},
+		{name: "the person's job from a session takes a slot", req: with(repair, func(a *Admission) { a.OriginSession, a.Person = "origin", true }),
+			records: []Record{job("a", Repair, Running), job("b", Improve, AwaitingApproval)}, code: RefuseMaxActive,
+			message: "another job is active (2 of 2 allowed by jobs.max_active); wait for one to end (axlr-tui jobs lists them) or raise jobs.max_active"},
+		{name: "the person's repair from a session is bounded by attempts", req: with(repair, func(a *Admission) { a.OriginSession, a.Person = "origin", true }),
+			records: []Record{job("a", Repair, Failed, withSig("sig-new")), job("b", Repair, Blocked, withSig("sig-new"))}, code: RefuseAttempts,
+			message: "attempts exhausted: 2 repair sessions already ran for this failure (repair.max_attempts is 2); repair it by hand or raise repair.max_attempts"},
 		{name: "max active, default 2", req: repair,
 			records: []Record{job("a", Repair, Running), job("b", Improve, AwaitingApproval), job("c", Repair, Interrupted)}, code: RefuseMaxActive,
 			message: "another job is active (2 of 2 allowed by jobs.max_active); wait for one to end (axlr-tui jobs lists them) or raise jobs.max_active"},

@@ -86,9 +86,14 @@ type Record struct {
 	Signature string `json:"signature"`
 	// Repository is repair.repository (owner/name) when the job started.
 	Repository string `json:"repository"`
-	// OriginSession is the session whose agent asked for the job; empty
-	// when the person started it.
+	// OriginSession is the session the job was asked from, which receives
+	// its outcome: the one whose agent asked for it, or the one the person
+	// started it in from the TUI (Person); empty when the person started it
+	// from the command line.
 	OriginSession string `json:"origin_session"`
+	// Person: the person started the job. Records made before the field
+	// have it false, and the person's job among them no origin session.
+	Person bool `json:"person"`
 	// Session is the job's session now; Sessions every session it ran in,
 	// the first one first.
 	Session  string   `json:"session"`
@@ -150,6 +155,10 @@ func (r Record) Terminal() bool { return r.Status.Terminal() }
 
 // Active reports whether the job takes a jobs.max_active slot.
 func (r Record) Active() bool { return r.Status.Active() }
+
+// agents reports whether an agent asked for the job: it has an origin
+// session, and the person did not start it there.
+func (r Record) agents() bool { return r.OriginSession != "" && !r.Person }
 
 // reachedSession reports whether the job got as far as a session: only those
 // count as attempts and against the improvement limits.

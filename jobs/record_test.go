@@ -18,7 +18,7 @@ func fullRecord() Record {
 	at := time.Date(2026, 10, 17, 9, 30, 0, 0, time.UTC)
 	return Record{
 		ID: "20261017-0930-parser-drops-the-last-line", Kind: Repair, Signature: "0123456789abcdef",
-		Repository: "underpass-ai/axlr", OriginSession: "s-origin", Session: "s-job", Sessions: []string{"s-job"},
+		Repository: "underpass-ai/axlr", OriginSession: "s-origin", Person: true, Session: "s-job", Sessions: []string{"s-job"},
 		Clone: "/data/axlr/repairs/x", Brief: "parser drops the last line", Status: AwaitingMerge,
 		Step: "decide", StepAttempt: 1, StepLimit: 3, State: "DECIDE", Instance: "inst-1",
 		Check:       &Check{Command: "go test ./parser", ExitCode: exit(0), LastLine: "ok"},
@@ -40,7 +40,7 @@ func TestRecordFields(t *testing.T) {
 		"attempt", "base", "brief", "build", "candidate", "candidate.commit", "candidate.path", "candidate.version",
 		"check", "check.command", "check.exit_code", "check.last_line", "clone", "created", "head_sha", "id",
 		"installed", "installed.backup", "installed.path", "instance", "kind", "merge_sha", "origin_session",
-		"pending", "pending.command", "pending.head_sha", "pending.kind", "pending.pull_request", "pull_request",
+		"pending", "pending.command", "pending.head_sha", "pending.kind", "pending.pull_request", "person", "pull_request",
 		"queue", "queue.note", "queue.position", "queue.state",
 		"reason", "recoveries", "recovery", "red_rounds", "repository", "rounds", "session", "sessions", "signature", "state", "status", "step", "step_attempt",
 		"step_limit", "updated", "url",

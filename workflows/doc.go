@@ -2,8 +2,10 @@
 // (axlr.Session), which runs executions one at a time for as long as the
 // session lives, and the one-shot task (axlr.Task); a /repair or /improve
 // job (axlr.Job, job.go), the job registry that admits them
-// (axlr.JobRegistry, registry.go), a job's install (axlr.JobInstall) and
-// the merge queue of a repository and base (axlr.MergeQueue, queue.go); a
+// (axlr.JobRegistry, registry.go), a job's install (axlr.JobInstall), a
+// read of a job's pull request for the jobs panel's g (axlr.PullRead,
+// pullread.go) and the merge queue of a repository and base
+// (axlr.MergeQueue, queue.go); a
 // plan (axlr.Plan, plan.go) and its task workers (axlr.PlanTask,
 // plantask.go). Those that run a model are hosts (host.go): each keeps a
 // HostState and builds the same two components over it with newHost, the

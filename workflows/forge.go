@@ -164,6 +164,10 @@ type ProposeResult struct {
 type ReadInput struct {
 	Repository string `json:"repository"`
 	Number     int    `json:"number"`
+	// ClosedChecks reads the head's checks of a merged or closed pull
+	// request too, for the person's g (PullRead); the watch and the queue
+	// stop at a closed one and leave it false.
+	ClosedChecks bool `json:"closed_checks,omitempty"`
 }
 
 // ReadResult is one read; Error says why the forge could not be read (the

@@ -30,10 +30,20 @@ type LaunchRequest struct {
 	Brief string
 	// Model runs the job's steps (default: axlrd's settings).
 	Model string
-	// OriginSession and Signature are an agent's request's; the person's
-	// job has neither, and its signature is jobs.JobSignature.
+	// OriginSession is the session the job is asked from, which receives
+	// its outcome note: the agent's that asks, or the TUI's session the
+	// person starts it in (empty from the command line).
 	OriginSession string
-	Signature     string
+	// Person: the person starts the job. Its signature is
+	// jobs.JobSignature, and the agents' limits on improvements do not
+	// apply to it, from a session or not. False with an OriginSession is
+	// that session's agent's request, so a launch that forgets to say
+	// who asks gets the agents' stricter rules.
+	Person bool
+	// Signature is an agent's request's (jobs.RepairSignature,
+	// jobs.ImprovementSignature); empty: jobs.JobSignature. The person's
+	// job takes none.
+	Signature string
 }
 
 // JobRefusedError is an admission the registry refused, with the rule's
@@ -81,7 +91,8 @@ type JobLaunch struct {
 }
 
 // NewJobLaunch decides req's launch under s: its repository, its brief
-// (trimmed) and its signature (req's, else jobs.JobSignature).
+// (trimmed), its signature (req's, else jobs.JobSignature) and who asks
+// (req.Person, from req.OriginSession).
 func NewJobLaunch(s JobLaunchSettings, req LaunchRequest) (JobLaunch, error) {
 	if !req.Kind.Valid() {
 		return JobLaunch{}, fmt.Errorf("launch job: kind %q is neither repair nor improve", req.Kind)
@@ -93,10 +104,14 @@ func NewJobLaunch(s JobLaunchSettings, req LaunchRequest) (JobLaunch, error) {
 	if brief == "" {
 		return JobLaunch{}, fmt.Errorf("--%s needs a brief: what fails, or \"#123\" for an issue of %s", req.Kind, s.Repository)
 	}
+	if req.Person && req.Signature != "" {
+		return JobLaunch{}, fmt.Errorf("launch job: the person's %s takes no signature (%s): its signature is its brief's", req.Kind.Noun(), req.Signature)
+	}
 	signature := cmp.Or(req.Signature, jobs.JobSignature(s.Repository, req.Kind, brief))
 	return JobLaunch{
 		Admit: AdmitRequest{RequestID: req.RequestID, Admission: jobs.Admission{
-			Kind: req.Kind, Repository: s.Repository, Signature: signature, Brief: brief, OriginSession: req.OriginSession,
+			Kind: req.Kind, Repository: s.Repository, Signature: signature, Brief: brief,
+			OriginSession: req.OriginSession, Person: req.Person,
 		}, Limits: s.Limits, Build: s.Build},
 		Model:    req.Model,
 		Settings: s,

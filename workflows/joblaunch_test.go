@@ -50,8 +50,9 @@ func TestNewJobInput(t *testing.T) {
 }
 
 // TestNewJobLaunch: the admission takes the settings' repository, limits
-// and build, the trimmed brief, and the request's signature or the
-// person's job signature.
+// and build, the trimmed brief, the request's signature or the person's
+// job signature, and who asks: the person's job keeps its signature and
+// says it is the person's, from a session too.
 func TestNewJobLaunch(t *testing.T) {
 	s := JobLaunchSettings{Repository: "acme/app", Limits: jobs.Limits{MaxActive: 3, MaxAttempts: 1}, Build: "b1"}
 	tests := []struct {
@@ -61,13 +62,19 @@ func TestNewJobLaunch(t *testing.T) {
 		want    JobLaunch
 		wantErr string
 	}{
-		{name: "the person's job", s: s, req: LaunchRequest{Kind: jobs.Repair, Brief: "  TestParse fails \n", Model: "m"},
+		{name: "the person's job", s: s, req: LaunchRequest{Kind: jobs.Repair, Brief: "  TestParse fails \n", Model: "m", Person: true},
 			want: JobLaunch{Admit: AdmitRequest{Admission: jobs.Admission{Kind: jobs.Repair, Repository: "acme/app",
-				Signature: jobs.JobSignature("acme/app", jobs.Repair, "TestParse fails"), Brief: "TestParse fails"}, Limits: s.Limits, Build: "b1"},
+				Signature: jobs.JobSignature("acme/app", jobs.Repair, "TestParse fails"), Brief: "TestParse fails", Person: true}, Limits: s.Limits, Build: "b1"},
 				Model: "m", Settings: s}},
 		{name: "an agent's request", s: s, req: LaunchRequest{RequestID: "request:s:3.0", Kind: jobs.Improve, Brief: "b", OriginSession: "s", Signature: "sig"},
 			want: JobLaunch{Admit: AdmitRequest{RequestID: "request:s:3.0", Admission: jobs.Admission{Kind: jobs.Improve, Repository: "acme/app",
 				Signature: "sig", Brief: "b", OriginSession: "s"}, Limits: s.Limits, Build: "b1"}, Settings: s}},
+		{name: "the person's job from a TUI session", s: s, req: LaunchRequest{Kind: jobs.Improve, Brief: "Let the agent read the log", Model: "m", OriginSession: "s", Person: true},
+			want: JobLaunch{Admit: AdmitRequest{Admission: jobs.Admission{Kind: jobs.Improve, Repository: "acme/app",
+				Signature: jobs.JobSignature("acme/app", jobs.Improve, "Let the agent read the log"), Brief: "Let the agent read the log",
+				OriginSession: "s", Person: true}, Limits: s.Limits, Build: "b1"}, Model: "m", Settings: s}},
+		{name: "the person's job with a signature", s: s, req: LaunchRequest{Kind: jobs.Repair, Brief: "b", OriginSession: "s", Person: true, Signature: "sig"},
+			wantErr: "launch job: the person's repair takes no signature (sig): its signature is its brief's"},
 		{name: "bad kind", s: s, req: LaunchRequest{Kind: "fix", Brief: "b"}, wantErr: `launch job: kind "fix" is neither repair nor improve`},
 		{name: "no brief", s: s, req: LaunchRequest{Kind: jobs.Improve, Brief: " "}, wantErr: `--improve needs a brief: what fails, or "#123" for an issue of acme/app`},
 		{name: "no repository", req: LaunchRequest{Kind: jobs.Repair, Brief: "b"}, wantErr: "no repository"},

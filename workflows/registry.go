@@ -185,7 +185,7 @@ func (r *registry) admit(ctx workflow.Context, req AdmitRequest) (jobs.Record, e
 		return slices.ContainsFunc(r.st.Records, func(rec jobs.Record) bool { return rec.ID == id })
 	})
 	rec := jobs.Record{
-		ID: id, Kind: a.Kind, Signature: a.Signature, Repository: a.Repository, OriginSession: a.OriginSession,
+		ID: id, Kind: a.Kind, Signature: a.Signature, Repository: a.Repository, OriginSession: a.OriginSession, Person: a.Person,
 		Brief: a.Brief, Status: jobs.Preparing, Attempt: jobs.NextAttempt(r.st.Records, a.Signature),
 		Build: req.Build, Created: now, Updated: now,
 	}

@@ -144,6 +144,38 @@ func TestRegistryAdmits(t *testing.T) {
 	}
 }
 
+// TestRegistryAdmitsThePersonFromASession: the person's improvement
+// started from a session whose agent already asked for one is admitted,
+// and its record says the person started it there; the agent's second
+// request from that session is still refused by the one it made.
+func TestRegistryAdmitsThePersonFromASession(t *testing.T) {
+	h := newRegistryHarness()
+	var agents, person, again admitOutcome
+	improve := func(brief string, person bool) jobs.Admission {
+		return jobs.Admission{Kind: jobs.Improve, Repository: "underpass-ai/axlr", Signature: "sig-" + brief[:4], Brief: brief, OriginSession: "s-origin", Person: person}
+	}
+	lim := jobs.Limits{MaxActive: 3}
+	h.admit("req-1", improve("list the tools by name", false), lim, &agents)
+	h.at += time.Minute
+	h.env.RegisterDelayedCallback(func() {
+		rec := agents.rec
+		rec.Status, rec.Session, rec.Updated = jobs.Running, "s-job", rec.Updated.Add(time.Hour)
+		h.env.SignalWorkflow(SignalJobRecord, rec)
+	}, h.at)
+	h.admit("req-2", improve("show the step's budget", true), lim, &person)
+	h.admit("req-3", improve("name the failed checks", false), lim, &again)
+	h.run(t)
+	if !agents.done || agents.rec.Person {
+		t.Fatalf("the agent's request %+v (%v)", agents.rec, agents.rejected)
+	}
+	if !person.done || !person.rec.Person || person.rec.OriginSession != "s-origin" {
+		t.Fatalf("the person's improvement %+v (%v)", person.rec, person.rejected)
+	}
+	if code := refusal(t, again.rejected); code != string(jobs.RefuseSessionLimit) {
+		t.Fatalf("the agent's second request refused as %s (%v)", code, again.rejected)
+	}
+}
+
 // recover asks, at its turn, to recover the job job() names then.
 func (h *registryHarness) recover(id string, job func() string, lim jobs.Limits, out *admitOutcome) {
 	h.at += time.Minute

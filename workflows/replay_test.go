@@ -48,6 +48,7 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(MergeQueue, workflow.RegisterOptions{Name: QueueWorkflow})
 			r.RegisterWorkflowWithOptions(Plan, workflow.RegisterOptions{Name: PlanWorkflow})
 			r.RegisterWorkflowWithOptions(PlanTask, workflow.RegisterOptions{Name: PlanTaskWorkflow})
+			r.RegisterWorkflowWithOptions(PullRead, workflow.RegisterOptions{Name: PullReadWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

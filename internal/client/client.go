@@ -118,7 +118,8 @@ type Client struct {
 	// workflows.HostTaskQueue(hostID).
 	hostID string
 	// set are the settings the client was dialled with (nil: empty), and
-	// getenv the environment it reads the forge's token from.
+	// getenv the environment its jobs' default data directory is read
+	// from.
 	set    *settings.Settings
 	getenv func(string) string
 	// poll, idle, retry and workerWait are PollInterval, IdleQuery,
@@ -170,7 +171,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 // New wraps a Temporal client that is already connected, as axlrd's own
 // activities hold one: hostID names the machine whose task queue it
 // reaches, set are axlrd's settings (nil: empty) and getenv reads the
-// forge's token (nil: os.Getenv).
+// directories jobs' clones default under (nil: os.Getenv).
 func New(tc sdkclient.Client, hostID string, set *settings.Settings, getenv func(string) string) *Client {
 	c := newClient(tc, "", hostID)
 	c.set, c.getenv = set, getenv

@@ -1,13 +1,17 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/underpass-ai/axlr/forge"
+	enumspb "go.temporal.io/api/enums/v1"
+	sdkclient "go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
+
 	"github.com/underpass-ai/axlr/forge/pull"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // ErrNoPullRequest: the job has not opened its pull request yet.
@@ -34,13 +38,12 @@ func (v PullRequestView) State() string {
 	return v.PullRequest.State
 }
 
-// PullRequest reads the job's record from the registry, then its pull
-// request and the checks of its head from the forge, once: the GitHub of
-// forge.api_url (default api.github.com), with the token the client's
-// environment gives for its host (GH_TOKEN, GITHUB_TOKEN,
-// GH_ENTERPRISE_TOKEN or gh's own config), as axlrd's jobs reach it. A job
-// without a pull request yet is ErrNoPullRequest; a forge error is a
-// *forge.GitHubError, wrapped with the job.
+// PullRequest reads the job's record from the registry, then has axlrd
+// read its pull request and the checks of its head once, with axlrd's own
+// forge client (workflows.PullRead), so the client needs no forge token.
+// A job without a pull request yet is ErrNoPullRequest; a forge that
+// could not be read, or that axlrd cannot reach (no GitHub client), is an
+// error that names the job, the pull request and the forge's reason.
 func (c *Client) PullRequest(ctx context.Context, jobID string) (PullRequestView, error) {
 	rec, err := c.Job(ctx, jobID)
 	if err != nil {
@@ -49,34 +52,31 @@ func (c *Client) PullRequest(ctx context.Context, jobID string) (PullRequestView
 	if rec.PullRequest == 0 {
 		return PullRequestView{}, fmt.Errorf("job %s (%s): %w", rec.ID, rec.Status, ErrNoPullRequest)
 	}
-	// The forge's errors name the repository and what was read.
 	about := fmt.Sprintf("job %s, pull request #%d", rec.ID, rec.PullRequest)
-	gh, err := c.github()
-	if err != nil {
-		return PullRequestView{}, fmt.Errorf("%s of %s: %w", about, rec.Repository, err)
-	}
-	pr, err := gh.PullRequest(ctx, rec.Repository, rec.PullRequest)
+	rid, err := session.NewID()
 	if err != nil {
 		return PullRequestView{}, fmt.Errorf("%s: %w", about, err)
 	}
-	checks, err := gh.Checks(ctx, rec.Repository, pr.HeadSHA)
+	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
+		ID:        workflows.PullReadWorkflowID(rec.ID, rid),
+		TaskQueue: c.taskQueue(),
+		// A start retried after a lost answer attaches to its read.
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowExecutionTimeout: workflows.PullReadTimeout,
+	}, workflows.PullReadWorkflow, workflows.PullReadInput{Job: rec.ID, Read: workflows.ReadInput{Repository: rec.Repository, Number: rec.PullRequest}})
 	if err != nil {
-		return PullRequestView{}, fmt.Errorf("%s: %w", about, err)
+		return PullRequestView{}, fmt.Errorf("%s: %w", about, c.reached(err))
 	}
-	return PullRequestView{Job: rec.ID, Repository: rec.Repository, PullRequest: pr, Checks: checks}, nil
-}
-
-// github is the GitHub client of the settings' forge, with the
-// environment's token for its host.
-func (c *Client) github() (*forge.GitHub, error) {
-	api := cmp.Or(c.settings().Forge.APIURL, forge.DefaultAPIURL)
-	host, err := forge.APIHost(api)
-	if err != nil {
-		return nil, err
+	var res workflows.ReadResult
+	if err := run.Get(ctx, &res); err != nil {
+		var app *sdktemporal.ApplicationError
+		if errors.As(err, &app) {
+			return PullRequestView{}, &RefusedError{Message: app.Message(), Err: err}
+		}
+		return PullRequestView{}, fmt.Errorf("%s: %w", about, c.reached(err))
 	}
-	token, err := forge.Token(host, c.env())
-	if err != nil {
-		return nil, err
+	if res.Error != "" {
+		return PullRequestView{}, fmt.Errorf("%s: %s", about, res.Error)
 	}
-	return forge.NewGitHub(forge.Options{APIURL: api, Token: token})
+	return PullRequestView{Job: rec.ID, Repository: rec.Repository, PullRequest: res.PullRequest, Checks: res.Checks}, nil
 }

@@ -8,132 +8,121 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/underpass-ai/axlr/forge"
-	"github.com/underpass-ai/axlr/forge/githubtest"
+	enumspb "go.temporal.io/api/enums/v1"
+	sdkclient "go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
+
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// TestPullRequest against the GitHub fake: g's read names the job's pull
-// request's state, mergeable_state, head and the head's checks in their
-// three classes, merged or open; a job without a pull request is refused
-// before the forge, and the forge's refusals name the job and the pull
-// request.
+// readTemporal is fakeTemporal whose started workflow ends with result or
+// runErr.
+type readTemporal struct {
+	*fakeTemporal
+	result workflows.ReadResult
+	runErr error
+}
+
+func (f *readTemporal) ExecuteWorkflow(ctx context.Context, opts sdkclient.StartWorkflowOptions, workflow any, args ...any) (sdkclient.WorkflowRun, error) {
+	if _, err := f.fakeTemporal.ExecuteWorkflow(ctx, opts, workflow, args...); err != nil {
+		return nil, err
+	}
+	return readRun{fakeRun: fakeRun{id: opts.ID}, result: f.result, err: f.runErr}, nil
+}
+
+type readRun struct {
+	fakeRun
+	result workflows.ReadResult
+	err    error
+}
+
+func (r readRun) Get(_ context.Context, ptr any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return roundTrip(r.result, ptr)
+}
+
+// TestPullRequest: g's read asks axlrd, never the forge: it starts a
+// workflows.PullRead on this host for the job's repository and pull
+// request, bounded by PullReadTimeout, and reads no token from the
+// client's environment. Its result is the view; a forge that could not be
+// read and a read axlrd refused name the job and the pull request; a job
+// without a pull request, or no such job, starts no read.
 func TestPullRequest(t *testing.T) {
-	const repoName, token = "underpass-ai/app", "t0ken"
-	s, err := githubtest.Start(githubtest.Config{Token: token})
-	if err != nil {
-		t.Fatal(err)
+	const repoName = "underpass-ai/app"
+	open := workflows.ReadResult{
+		PullRequest: pull.Request{Number: 7, URL: "https://github.com/underpass-ai/app/pull/7", State: "open", MergeableState: "behind",
+			HeadRef: "repair/lint-fails", HeadSHA: "abc123", BaseRef: "main"},
+		Checks: pull.Checks{SHA: "abc123", Passed: []string{"test", "ci/build"}, Pending: []string{"e2e"}, Failed: []string{"lint: failure https://ci.example/lint"}},
 	}
-	defer s.Close()
-	repo, err := s.CreateRepository(repoName, map[string]string{"calc.go": "package calc\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gh, err := forge.NewGitHub(forge.Options{APIURL: s.URL, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	open := func(branch string) (pull.Request, string) {
-		t.Helper()
-		sha, err := repo.Commit(branch, "fix "+branch, map[string]string{branch + ".go": "package calc\n"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := gh.OpenPullRequest(ctx, repoName, forge.NewPullRequest{Title: "Fix " + branch, Head: branch, Base: "main"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pr, sha
-	}
-
-	checked, checkedSHA := open("checked")
-	for _, c := range []githubtest.CheckRun{
-		{Name: "test", Conclusion: "success"},
-		{Name: "lint", Conclusion: "failure", URL: "https://ci.example/lint"},
-		{Name: "e2e", Status: "in_progress"},
-	} {
-		if err := repo.AddCheckRun(checkedSHA, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := repo.SetStatus(checkedSHA, githubtest.Status{Context: "ci/build", State: "success"}); err != nil {
-		t.Fatal(err)
-	}
-	merged, mergedSHA := open("merged")
-	if err := repo.AddCheckRun(mergedSHA, githubtest.CheckRun{Name: "test", Conclusion: "success"}); err != nil {
-		t.Fatal(err)
-	}
-	squash, err := gh.Merge(ctx, repoName, merged.Number, mergedSHA, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	records := []jobs.Record{
-		{ID: "lint-fails", Repository: repoName, Status: jobs.AwaitingMerge, PullRequest: checked.Number},
-		{ID: "parse-fails", Repository: repoName, Status: jobs.Completed, PullRequest: merged.Number},
+		{ID: "lint-fails", Repository: repoName, Status: jobs.AwaitingMerge, PullRequest: 7},
 		{ID: "exec-timeout", Repository: repoName, Status: jobs.Running},
-		{ID: "gone", Repository: repoName, Status: jobs.Blocked, PullRequest: 99},
 	}
+	refused := sdktemporal.NewNonRetryableApplicationError("read pull request #7 of underpass-ai/app for job lint-fails: no GitHub client: no token for github.com", workflows.ErrTypePullRead, nil)
 	tests := []struct {
-		name, job string
-		getenv    map[string]string
-		want      PullRequestView
-		state     string
-		is        error
-		err       []string // what the error names
+		name    string
+		job     string
+		result  workflows.ReadResult
+		runErr  error
+		reads   int
+		want    PullRequestView
+		is      error
+		refused bool
+		err     string
 	}{
-		// Merging the second pull request moved main on: this one is behind.
-		{name: "open with checks of each class", job: "lint-fails", state: "open", want: PullRequestView{
-			Job: "lint-fails", Repository: repoName,
-			PullRequest: pull.Request{Number: checked.Number, URL: checked.URL, State: "open", MergeableState: "behind",
-				HeadRef: "checked", HeadSHA: checkedSHA, BaseRef: "main"},
-			Checks: pull.Checks{SHA: checkedSHA, Passed: []string{"test", "ci/build"}, Pending: []string{"e2e"},
-				Failed: []string{"lint: failure https://ci.example/lint"}},
-		}},
-		{name: "merged", job: "parse-fails", state: "merged", want: PullRequestView{
-			Job: "parse-fails", Repository: repoName,
-			PullRequest: pull.Request{Number: merged.Number, URL: merged.URL, State: "closed", Merged: true, MergeSHA: squash,
-				MergeableState: "unknown", HeadRef: "merged", HeadSHA: mergedSHA, BaseRef: "main"},
-			Checks: pull.Checks{SHA: mergedSHA, Passed: []string{"test"}},
-		}},
-		{name: "no pull request yet", job: "exec-timeout", is: ErrNoPullRequest, err: []string{"job exec-timeout (running): no pull request yet"}},
-		{name: "pull request not on the forge", job: "gone", is: pull.ErrNotFound,
-			err: []string{"job gone, pull request #99: read pull request 99 of underpass-ai/app: not found"}},
-		{name: "token refused", job: "lint-fails", getenv: map[string]string{"GH_ENTERPRISE_TOKEN": "wrong"}, is: pull.ErrRejected,
-			err: []string{fmt.Sprintf("job lint-fails, pull request #%d: read pull request %d of underpass-ai/app", checked.Number, checked.Number)}},
-		{name: "no such job", job: "nope", is: jobs.ErrNotFound, err: []string{"nope"}},
+		{name: "open with checks of each class", job: "lint-fails", result: open, reads: 1,
+			want: PullRequestView{Job: "lint-fails", Repository: repoName, PullRequest: open.PullRequest, Checks: open.Checks}},
+		{name: "the forge could not be read", job: "lint-fails", result: workflows.ReadResult{Error: "read pull request 7 of underpass-ai/app: not found"}, reads: 1,
+			err: "job lint-fails, pull request #7: read pull request 7 of underpass-ai/app: not found"},
+		{name: "axlrd has no GitHub client", job: "lint-fails", runErr: refused, reads: 1, refused: true,
+			err: "read pull request #7 of underpass-ai/app for job lint-fails: no GitHub client: no token for github.com"},
+		{name: "no pull request yet", job: "exec-timeout", is: ErrNoPullRequest, err: "job exec-timeout (running): no pull request yet"},
+		{name: "no such job", job: "nope", is: jobs.ErrNotFound, err: "no such job: nope (axlr-tui jobs lists the jobs)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeTemporal{query: func(_ int, workflowID, queryType string, _ []any) (any, error) {
+			f := &readTemporal{fakeTemporal: &fakeTemporal{query: func(_ int, workflowID, queryType string, _ []any) (any, error) {
 				if workflowID != workflows.RegistryWorkflowID || queryType != workflows.QueryJobs {
 					return nil, fmt.Errorf("query %s of %s", queryType, workflowID)
 				}
 				return records, nil
-			}}
-			c := newTestClient(t, f)
-			env := tc.getenv
-			if env == nil {
-				env = map[string]string{"GH_TOKEN": token}
+			}}, result: tc.result, runErr: tc.runErr}
+			c := newTestClient(t, f.fakeTemporal)
+			c.tc = f
+			c.set = &settings.Settings{Forge: settings.Forge{APIURL: "https://ghe.example.com/api/v3"}}
+			c.getenv = func(k string) string {
+				if strings.Contains(k, "TOKEN") {
+					t.Errorf("the client read %s: g is axlrd's to read", k)
+				}
+				return ""
 			}
-			c.set = &settings.Settings{Forge: settings.Forge{APIURL: s.URL}}
-			c.getenv = func(k string) string { return env[k] }
-			got, err := c.PullRequest(ctx, tc.job)
-			if tc.is != nil {
-				if !errors.Is(err, tc.is) {
-					t.Fatalf("PullRequest = %+v, %v; want %v", got, err, tc.is)
+			got, err := c.PullRequest(context.Background(), tc.job)
+			if len(f.executed) != tc.reads {
+				t.Fatalf("%d reads started, want %d", len(f.executed), tc.reads)
+			}
+			if tc.reads > 0 {
+				s := f.executed[0]
+				in := workflows.PullReadInput{Job: "lint-fails", Read: workflows.ReadInput{Repository: repoName, Number: 7}}
+				if s.workflow != workflows.PullReadWorkflow || !strings.HasPrefix(s.opts.ID, "axlr-pull-lint-fails-") || s.opts.TaskQueue != "axlr-host-h" ||
+					s.opts.WorkflowExecutionTimeout != workflows.PullReadTimeout || s.opts.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING ||
+					!reflect.DeepEqual(s.args, []any{in}) {
+					t.Errorf("started %v %+v with %+v", s.workflow, s.opts, s.args)
 				}
-				for _, w := range tc.err {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not say %q", err, w)
-					}
+			}
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("PullRequest = %+v, %v; want %q", got, err, tc.err)
 				}
-				if strings.Contains(err.Error(), "wrong") {
-					t.Errorf("error %q holds the token", err)
+				if tc.is != nil && !errors.Is(err, tc.is) {
+					t.Errorf("error %v is not %v", err, tc.is)
+				}
+				if ref := new(RefusedError); tc.refused && !errors.As(err, &ref) {
+					t.Errorf("error %v is not a *RefusedError", err)
 				}
 				return
 			}
@@ -143,27 +132,6 @@ func TestPullRequest(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("PullRequest =\n%+v\nwant\n%+v", got, tc.want)
 			}
-			if got.State() != tc.state {
-				t.Errorf("State() = %q, want %q", got.State(), tc.state)
-			}
 		})
-	}
-	if c := s.Calls(); c.Merges != 1 || c.PullRequestsOpened != 2 {
-		t.Errorf("the reads changed the forge: %+v", c)
-	}
-}
-
-// TestPullRequestForgeURL: a forge.api_url the forge client refuses is
-// said before any read of the forge.
-func TestPullRequestForgeURL(t *testing.T) {
-	f := &fakeTemporal{query: func(int, string, string, []any) (any, error) {
-		return []jobs.Record{{ID: "lint-fails", Repository: "underpass-ai/app", PullRequest: 7}}, nil
-	}}
-	c := newTestClient(t, f)
-	c.set = &settings.Settings{Forge: settings.Forge{APIURL: "http://github.example.com/api/v3"}}
-	c.getenv = func(string) string { return "" }
-	_, err := c.PullRequest(context.Background(), "lint-fails")
-	if err == nil || !strings.Contains(err.Error(), "job lint-fails, pull request #7 of underpass-ai/app") || !strings.Contains(err.Error(), "plain http is allowed only on loopback") {
-		t.Fatalf("PullRequest = %v, want the refusal of forge.api_url", err)
 	}
 }

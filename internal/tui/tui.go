@@ -393,6 +393,8 @@ func (m Model) route(msg tea.Msg) (Model, tea.Cmd) {
 	if _, ok := msg.(tea.KeyPressMsg); ok {
 		switch m.view {
 		case jobsView:
+			// n starts a job from the session prompts go to now.
+			m.jobs.SetSession(m.sessionID)
 			m.jobs, cmd = m.jobs.Update(msg)
 		case plansView:
 			m.plans, cmd = m.plans.Update(msg)
@@ -496,19 +498,16 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 		m.footer.State.Approval = string(a)
 		return m.note(fmt.Sprintf("the next prompts run with approval %s", a))
 	case "/repair", "/improve":
-		kind := jobrec.Kind(s.Command[1:])
 		m.view = jobsView
 		if s.Args == "" {
 			return m, m.jobs.Refresh()
 		}
-		brief, model := s.Args, m.opts.Model
-		return m, func() tea.Msg {
-			rec, err := m.client.LaunchJob(m.ctx, workflows.LaunchRequest{Kind: kind, Brief: brief, Model: model})
-			if err != nil {
-				return jobs.ActedMsg{Err: err}
-			}
-			return jobs.ActedMsg{Done: fmt.Sprintf("%s %s admitted; it runs in axlrd", kind, rec.ID)}
-		}
+		// The panel starts it as its n would, from this session: a
+		// refusal leaves the brief on its prompt to fix.
+		m.jobs.SetSession(m.sessionID)
+		var cmd tea.Cmd
+		m.jobs, cmd = m.jobs.Launch(jobrec.Kind(s.Command[1:]), s.Args)
+		return m, cmd
 	case "/plan":
 		m.view = plansView
 		if s.Args == "" {

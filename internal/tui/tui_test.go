@@ -33,6 +33,9 @@ type fakeClient struct {
 	// refuse, when set, is what Execute answers them.
 	reqs   []workflows.ExecuteRequest
 	refuse error
+	// launched are the jobs asked for; launchErr refuses them.
+	launched  []workflows.LaunchRequest
+	launchErr error
 }
 
 func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) {
@@ -57,6 +60,10 @@ func (f *fakeClient) UnqueueJob(context.Context, string, string) (workflows.Queu
 }
 func (f *fakeClient) LaunchJob(_ context.Context, req workflows.LaunchRequest) (jobrec.Record, error) {
 	f.calls = append(f.calls, "launch "+string(req.Kind)+" "+req.Brief)
+	f.launched = append(f.launched, req)
+	if f.launchErr != nil {
+		return jobrec.Record{}, f.launchErr
+	}
 	return jobrec.Record{ID: "parse-empty-1a2b3c", Kind: req.Kind}, nil
 }
 func (f *fakeClient) Plans(context.Context) ([]plans.Record, error) {
@@ -275,6 +282,46 @@ func TestSlashLaunches(t *testing.T) {
 	cmd()
 	if m.view != plansView || f.calls[len(f.calls)-1] != "plan add a retry in /w" {
 		t.Fatalf("view %d, calls %q", m.view, f.calls)
+	}
+}
+
+// A job the person starts from the TUI, with /repair or the panel's n,
+// belongs to the session prompts go to: it is asked from that session,
+// with its model, as the person's. A refused /repair leaves its brief on
+// the panel's prompt to fix.
+func TestJobFromTheSession(t *testing.T) {
+	f := &fakeClient{}
+	m := New(context.Background(), f, Options{NoColor: true, Model: "m", Root: "/w"})
+	m, cmd := send(t, m, "hi")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, resultMsg{res: &contract.Result{Status: contract.Completed}})
+	m, cmd = send(t, m, "/improve show the step's budget")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, tuitest.Key("esc"))
+	m, cmd = send(t, m, "/jobs")
+	m, _ = step(t, m, cmd())
+	m, _ = step(t, m, tuitest.Key("n"))
+	m, _ = step(t, m, tuitest.Key("tab")) // n keeps the kind last started
+	for _, k := range tuitest.Type("TestParse fails") {
+		m, _ = step(t, m, k)
+	}
+	m, cmd = step(t, m, tuitest.Key("enter"))
+	m, _ = step(t, m, cmd())
+	want := []workflows.LaunchRequest{
+		{Kind: jobrec.Improve, Brief: "show the step's budget", Model: "m", OriginSession: "s1", Person: true},
+		{Kind: jobrec.Repair, Brief: "TestParse fails", Model: "m", OriginSession: "s1", Person: true},
+	}
+	if !slices.Equal(f.launched, want) {
+		t.Fatalf("launched %+v\nwant %+v", f.launched, want)
+	}
+
+	f.launchErr = &workflows.JobRefusedError{Refusal: jobrec.Refusal{Code: jobrec.RefuseMaxActive, Reason: "another job is active (2 of 2 allowed by jobs.max_active)"}}
+	m, _ = step(t, m, tuitest.Key("esc"))
+	m, cmd = send(t, m, "/repair exec hangs")
+	m, _ = step(t, m, cmd())
+	view := m.View().Content
+	if m.view != jobsView || !m.jobs.Editing() || !strings.Contains(view, "another job is active") || !strings.Contains(view, "exec hangs") {
+		t.Errorf("a refused /repair: view %d, editing %v:\n%s", m.view, m.jobs.Editing(), view)
 	}
 }
 

@@ -1,11 +1,13 @@
 // Package jobs is the TUI's jobs panel: every repair and improvement,
-// newest first, with the keys that act on the selected one. Drawing never
-// calls the client: the rows come from Refresh, a command that calls Jobs
-// every RefreshInterval (a poll of axlrd's registry, which holds the
-// records; the forge is read only on g, once, in the background). Every
-// key that acts returns a command that calls the client; its answer comes
-// back as a message and triggers a refresh. The rows, their window and
-// their refreshes are a list.List's.
+// newest first, with the keys that act on the selected one, and n, which
+// starts a job from a brief of one or more lines in the TUI's session with
+// its model. Drawing never calls the client: the rows come from Refresh, a
+// command that calls Jobs every RefreshInterval (a poll of axlrd's
+// registry, which holds the records; the forge is read only on g, once, in
+// the background, by axlrd). Every key that acts returns a command that
+// calls the client; its answer comes back as a message and triggers a
+// refresh. The rows, their window, their refreshes and the brief's prompt
+// are a list.List's.
 package jobs
 
 import (
@@ -45,6 +47,14 @@ type RecordsMsg = list.Records[jobs.Record]
 // error, if any.
 type ActedMsg = list.Acted[jobs.Record]
 
+// launchedMsg is the answer to a job's start: the record admitted, or why
+// it was refused.
+type launchedMsg struct {
+	kind jobs.Kind
+	rec  jobs.Record
+	err  error
+}
+
 // PullRequestMsg carries the job's pull request as the forge reports it
 // now, for g.
 type PullRequestMsg struct {
@@ -56,7 +66,8 @@ type PullRequestMsg struct {
 type Options struct {
 	// MaxActive is jobs.max_active, which the title counts against.
 	MaxActive int
-	// Model runs a recovered job (default: axlrd's settings).
+	// Model runs a recovered job and a job the panel starts: the TUI
+	// session's (default: axlrd's settings).
 	Model string
 	// TUIPath is the axlr-tui i installs over, besides axlrd's (default:
 	// none).
@@ -74,6 +85,9 @@ type Model struct {
 	client Client
 	opts   Options
 	kind   jobs.Kind
+	// session is the TUI's session, which a job the panel starts is
+	// asked from (SetSession); empty before its first prompt.
+	session string
 }
 
 // New returns the panel; Init starts its refreshes.
@@ -81,14 +95,45 @@ func New(ctx context.Context, c Client, com common.Common, opts Options) Model {
 	rows := list.New(com, list.Options[jobs.Record]{
 		Name: "jobs", Read: func() ([]jobs.Record, error) { return c.Jobs(ctx) }, Every: RefreshInterval,
 		ID: func(r jobs.Record) string { return r.ID }, Created: func(r jobs.Record) time.Time { return r.Created }, Details: details,
-		Brief: &list.Prompt{Placeholder: "what fails, or #123 for an issue", Need: "a brief is needed: what fails, or #123; Esc cancels"},
+		Brief: &list.Prompt{Placeholder: "what fails, or #123 for an issue", Need: "a brief is needed: what fails, or #123; Esc cancels",
+			Lines: true, Hold: true},
 	})
 	return Model{List: rows, ctx: ctx, client: c, opts: opts, kind: jobs.Repair}
+}
+
+// SetSession makes id the session a job the panel starts is asked from:
+// the TUI's current one, which then receives the job's outcome note.
+func (m *Model) SetSession(id string) { m.session = id }
+
+// Launch starts a job of kind from brief, as n and Enter would: the brief
+// is held on the panel's prompt until axlrd answers, and a refusal gives
+// it back there to fix (the composer's /repair and /improve).
+func (m Model) Launch(kind jobs.Kind, brief string) (Model, tea.Cmd) {
+	m.kind = kind
+	m.HoldBrief(brief)
+	return m, m.launch(kind, brief)
+}
+
+// launch is the command that starts a job of kind from brief in the
+// panel's session, with its model, as the person's.
+func (m *Model) launch(kind jobs.Kind, brief string) tea.Cmd {
+	m.Status = "starting the " + kind.Noun() + "…"
+	req := workflows.LaunchRequest{Kind: kind, Brief: brief, Model: m.opts.Model, OriginSession: m.session, Person: true}
+	return func() tea.Msg {
+		rec, err := m.client.LaunchJob(m.ctx, req)
+		return launchedMsg{kind: kind, rec: rec, err: err}
+	}
 }
 
 // Update handles the panel's keys and the client's answers.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case launchedMsg:
+		cmd := m.Release(msg.err)
+		if msg.err == nil {
+			m.Status = fmt.Sprintf("%s %s admitted; it runs in axlrd", msg.kind, msg.rec.ID)
+		}
+		return m, tea.Batch(cmd, m.Refresh())
 	case PullRequestMsg:
 		if msg.Err != nil {
 			m.Status = "pull request: " + msg.Err.Error()
@@ -105,10 +150,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 }
 
 // press handles a key press: Tab turns a new job's kind while its brief is
-// asked; the list takes its own keys and the prompt's; the others act on
+// typed; the list takes its own keys and the prompt's; the others act on
 // the selected job.
 func (m Model) press(msg tea.KeyPressMsg) (Model, tea.Cmd) {
-	if msg.String() == "tab" && m.Asking() == list.Briefing {
+	if msg.String() == "tab" && m.Asking() == list.Briefing && !m.Held() {
 		m.kind = map[jobs.Kind]jobs.Kind{jobs.Repair: jobs.Improve, jobs.Improve: jobs.Repair}[m.kind]
 		return m, nil
 	}
@@ -117,11 +162,7 @@ func (m Model) press(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	m.List, in, cmd = m.Press(msg)
 	switch {
 	case in.Answer.Question == list.Briefing:
-		kind := m.kind
-		return m, m.Act("started a "+kind.Noun(), func() error {
-			_, err := m.client.LaunchJob(m.ctx, workflows.LaunchRequest{Kind: kind, Brief: in.Answer.Text})
-			return err
-		})
+		return m, m.launch(m.kind, in.Answer.Text)
 	case in.Answer.Question == denying:
 		return m, m.deny(in.Answer.Text)
 	case in.Key != "":
@@ -208,7 +249,7 @@ const keysHelp = "↑↓ ⏎ details  a approve  d deny  r recover  i install  m
 func (m Model) View() string {
 	ask := "reason (Enter sends, Esc cancels): "
 	if m.Asking() == list.Briefing {
-		ask = "new " + m.kind.Noun() + " (Tab: repair/improvement): "
+		ask = "new " + m.kind.Noun() + " · Tab repair/improvement · Shift+Enter new line · Enter starts"
 	}
 	return m.List.View(list.Frame[jobs.Record]{
 		Title:   fmt.Sprintf("Jobs · %d/%d active", m.Count(jobs.Record.Active), m.opts.MaxActive),
@@ -229,7 +270,7 @@ func (m Model) View() string {
 // details are a job's lines under the table.
 func details(r jobs.Record) []string {
 	lines := []string{"brief: " + common.OneLine(r.Brief)}
-	lines = append(lines, "origin: "+common.Or(r.OriginSession, "the person"), "clone: "+common.Or(r.Clone, "-"))
+	lines = append(lines, "origin: "+origin(r), "clone: "+common.Or(r.Clone, "-"))
 	if r.Reason != "" {
 		lines = append(lines, "reason: "+common.OneLine(r.Reason))
 	}
@@ -247,6 +288,17 @@ func details(r jobs.Record) []string {
 		lines = append(lines, place)
 	}
 	return lines
+}
+
+// origin says who asked for the job, and from which session.
+func origin(r jobs.Record) string {
+	switch {
+	case r.OriginSession == "":
+		return "the person"
+	case r.Person:
+		return "the person, in session " + r.OriginSession
+	}
+	return "the agent of session " + r.OriginSession
 }
 
 // Waits says what a job waits for: the check command to approve, or the

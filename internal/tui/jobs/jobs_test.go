@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/tui/common"
+	"github.com/underpass-ai/axlr/internal/tui/list"
 	"github.com/underpass-ai/axlr/internal/tui/tuitest"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
@@ -179,6 +182,10 @@ func TestPanelDenyNeedsReason(t *testing.T) {
 	}
 }
 
+// TestPanelNewJob: n starts the person's job, of the kind Tab chose, in the
+// TUI's session with the panel's model, so the session receives its
+// outcome; the brief stays on the prompt, not typed into, until axlrd
+// answers.
 func TestPanelNewJob(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -191,7 +198,9 @@ func TestPanelNewJob(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeClient{records: sample()}
-			m, _ := tuitest.Press(loaded(t, f), tt.keys...)
+			m := loaded(t, f)
+			m.SetSession("s-tui")
+			m, _ = tuitest.Press(m, tt.keys...)
 			for _, k := range tuitest.Type("#12") {
 				m, _ = m.Update(k)
 			}
@@ -199,12 +208,122 @@ func TestPanelNewJob(t *testing.T) {
 			if cmd == nil {
 				t.Fatal("no command")
 			}
-			m.Update(cmd())
-			want := []workflows.LaunchRequest{{Kind: tt.want, Brief: "#12"}}
+			if !m.Held() || statusLine(m) != "starting the "+tt.want.Noun()+"…" {
+				t.Errorf("while it starts: held %v, status %q", m.Held(), statusLine(m))
+			}
+			m, _ = m.Update(cmd())
+			want := []workflows.LaunchRequest{{Kind: tt.want, Brief: "#12", Model: "m1", OriginSession: "s-tui", Person: true}}
 			if !reflect.DeepEqual(f.launch, want) {
 				t.Errorf("launched %+v, want %+v", f.launch, want)
 			}
+			if m.Editing() || !strings.HasPrefix(statusLine(m), string(tt.want)+" ") {
+				t.Errorf("after the admission: editing %v, status %q", m.Editing(), statusLine(m))
+			}
 		})
+	}
+}
+
+// TestPanelBriefLines: Shift+Enter adds a line to the brief and Enter
+// starts the job with every line; the panel shows the lines above its
+// keys, in its height.
+func TestPanelBriefLines(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m, _ := tuitest.Press(loaded(t, f), "n")
+	for _, line := range []string{"TestParse fails", "on empty input"} {
+		if line != "TestParse fails" {
+			m, _ = tuitest.Press(m, "shift+enter")
+		}
+		for _, k := range tuitest.Type(line) {
+			m, _ = m.Update(k)
+		}
+	}
+	view := m.View()
+	if n := strings.Count(view, "\n") + 1; n != 24 {
+		t.Errorf("view has %d lines, want 24", n)
+	}
+	if typed(view, -2) != "TestParse fails" || typed(view, -1) != "on empty input" {
+		t.Errorf("the brief's lines are not the last ones:\n%s", view)
+	}
+	m, cmd := tuitest.Press(m, "enter")
+	if cmd == nil {
+		t.Fatal("no command")
+	}
+	m.Update(cmd())
+	if len(f.launch) != 1 || f.launch[0].Brief != "TestParse fails\non empty input" {
+		t.Errorf("launched %+v", f.launch)
+	}
+}
+
+// TestPanelBriefKeptOnRefusal: a start the registry refuses says why on
+// the status line and gives the brief back to fix; the fixed brief starts
+// the job. Esc while a brief is held drops it; the answer then only says
+// how it went.
+func TestPanelBriefKeptOnRefusal(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m, _ := tuitest.Press(loaded(t, f), "n", "tab")
+	for _, k := range tuitest.Type("grep is slow") {
+		m, _ = m.Update(k)
+	}
+	const dup = "duplicate: improvement grep-tool-slow is already awaiting_merge for the same improvement; follow it with axlr-tui jobs watch grep-tool-slow or axlr_repair_status instead of starting another"
+	f.err = &workflows.JobRefusedError{Refusal: jobs.Refusal{Code: jobs.RefuseDuplicate, Job: "grep-tool-slow", Reason: dup}}
+	m, cmd := tuitest.Press(m, "enter")
+	m, _ = tuitest.Press(m, "x", "tab") // a held brief takes no keys
+	m, _ = m.Update(cmd())
+	if !m.Editing() || m.Held() || m.Asking() != list.Briefing || !strings.HasPrefix(dup, strings.TrimSuffix(statusLine(m), "…")) {
+		t.Fatalf("after the refusal: editing %v, held %v, status %q", m.Editing(), m.Held(), statusLine(m))
+	}
+	if got := typed(m.View(), -1); got != "grep is slow" {
+		t.Fatalf("the brief after the refusal is %q:\n%s", got, m.View())
+	}
+	f.err = nil
+	for _, k := range tuitest.Type(" on big trees") {
+		m, _ = m.Update(k)
+	}
+	m, cmd = tuitest.Press(m, "enter")
+	m, _ = m.Update(cmd())
+	want := []workflows.LaunchRequest{
+		{Kind: jobs.Improve, Brief: "grep is slow", Model: "m1", Person: true},
+		{Kind: jobs.Improve, Brief: "grep is slow on big trees", Model: "m1", Person: true},
+	}
+	if !reflect.DeepEqual(f.launch, want) || m.Editing() {
+		t.Fatalf("launched %+v, editing %v; want %+v", f.launch, m.Editing(), want)
+	}
+
+	f.err = errors.New("axlrd not reachable at 127.0.0.1:7233")
+	m, _ = tuitest.Press(m, "n")
+	for _, k := range tuitest.Type("exec hangs") {
+		m, _ = m.Update(k)
+	}
+	m, cmd = tuitest.Press(m, "enter")
+	if m, _ = tuitest.Press(m, "esc"); m.Editing() {
+		t.Fatal("Esc kept a held brief")
+	}
+	m, _ = m.Update(cmd())
+	if m.Editing() || statusLine(m) != "axlrd not reachable at 127.0.0.1:7233" {
+		t.Errorf("an answer after Esc: editing %v, status %q", m.Editing(), statusLine(m))
+	}
+}
+
+// TestPanelLaunch: a brief given elsewhere (the composer's /repair) is
+// started as n's, held on the prompt, and given back there after a
+// refusal.
+func TestPanelLaunch(t *testing.T) {
+	f := &fakeClient{records: sample()}
+	m := loaded(t, f)
+	f.err = &workflows.JobRefusedError{Refusal: jobs.Refusal{Code: jobs.RefuseMaxActive, Reason: "another job is active"}}
+	m.SetSession("s-tui")
+	m, cmd := m.Launch(jobs.Improve, "show the budget\nin the footer")
+	if !m.Held() || !strings.Contains(m.View(), "new improvement") {
+		t.Fatalf("the launch holds no brief:\n%s", m.View())
+	}
+	m, _ = m.Update(cmd())
+	want := []workflows.LaunchRequest{{Kind: jobs.Improve, Brief: "show the budget\nin the footer", Model: "m1", OriginSession: "s-tui", Person: true}}
+	if !reflect.DeepEqual(f.launch, want) {
+		t.Errorf("launched %+v, want %+v", f.launch, want)
+	}
+	view := m.View()
+	if !m.Editing() || m.Held() || statusLine(m) != "another job is active" || typed(view, -2) != "show the budget" || typed(view, -1) != "in the footer" {
+		t.Errorf("after the refusal: editing %v, held %v, status %q:\n%s", m.Editing(), m.Held(), statusLine(m), view)
 	}
 }
 
@@ -285,9 +404,21 @@ func TestPanelPullRequest(t *testing.T) {
 	}
 }
 
-// statusLine is the view's status line, unpadded.
+// typed is line n of a view (as tuitest.Line counts) as the person reads
+// it: without the cursor's reverse video and the padding.
+func typed(view string, n int) string {
+	return strings.TrimRight(ansi.Strip(tuitest.Line(view, n)), " ")
+}
+
+// statusLine is the view's status line, unpadded: above the last line,
+// and above the brief's lines while one is typed.
 func statusLine(m Model) string {
 	lines := strings.Split(m.View(), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "new repair · ") || strings.HasPrefix(l, "new improvement · ") {
+			return strings.TrimRight(lines[i-1], " ")
+		}
+	}
 	return strings.TrimRight(lines[len(lines)-2], " ")
 }
 

@@ -5,8 +5,9 @@
 // selected row's details on Enter; the frame a list is drawn in (title,
 // columns, rows, details, a status line, and the keys or the prompt on the
 // last line); the refreshes, one timed refresh at a time, or none; the
-// prompt a reason or a brief is typed on; and the keys a panel acts on the
-// selected row with, once the list took its own (Press).
+// prompt a reason or a brief is typed on, one line or several, and a brief
+// held on it while the panel starts what it asks; and the keys a panel acts
+// on the selected row with, once the list took its own (Press).
 //
 // It does no I/O: Refresh is a command that calls the panel's Read, and
 // Act one that runs the panel's action. R, the rows' type, also tells two
@@ -21,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -72,10 +75,25 @@ type Options[R any] struct {
 }
 
 // Prompt is a question's words: the placeholder shown until something is
-// typed, and what an Enter on nothing says.
+// typed, and what an Enter on nothing says; and, for Options.Brief, how
+// the brief is typed and answered.
 type Prompt struct {
 	Placeholder, Need string
+	// Lines: the answer may take several lines. Shift+Enter (or Ctrl+J)
+	// adds one, Enter answers; the prompt grows to MaxPromptLines lines
+	// under its question's own line (default: one line, after the
+	// question).
+	Lines bool
+	// Hold: Enter keeps the answer on the prompt, no longer typed into,
+	// until the panel says how what it asked for went (Release): a
+	// refusal gives the text back to fix. Esc drops it (default: Enter
+	// stops asking).
+	Hold bool
 }
+
+// MaxPromptLines is how many lines a Lines prompt shows; a longer answer
+// scrolls in it.
+const MaxPromptLines = 5
 
 // Briefing is the question Options.Brief asks; a panel numbers its own
 // questions from 1.
@@ -98,16 +116,45 @@ type List[R any] struct {
 	failed string
 	// ticking: a timed refresh is scheduled.
 	ticking bool
-	// prompt is typed into while asking names a question (0: none);
-	// need is what an Enter on nothing says.
+	// prompt is typed into while asking names a question (0: none), or
+	// lines while the question takes several (multi); need is what an
+	// Enter on nothing says. hold: Enter holds the answer, held: it is
+	// held.
 	prompt textinput.Model
+	lines  textarea.Model
+	multi  bool
 	asking int
 	need   string
+	hold   bool
+	held   bool
 }
 
 // New returns the list, empty until the first Records.
 func New[R any](com common.Common, opts Options[R]) List[R] {
-	return List[R]{Common: com, opts: opts, prompt: com.Input("")}
+	return List[R]{Common: com, opts: opts, prompt: com.Input(""), lines: linesInput(com)}
+}
+
+// linesInput is a Lines prompt's input: no line prompt or numbers,
+// Shift+Enter or Ctrl+J a new line (Enter answers), growing from one line
+// to MaxPromptLines; plain when colour is off.
+func linesInput(com common.Common) textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = ""
+	ta.ShowLineNumbers = false
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	ta.DynamicHeight, ta.MinHeight, ta.MaxHeight = true, 1, MaxPromptLines
+	// Past MaxPromptLines the text scrolls rather than stops: the limit
+	// on an answer is its reader's to state.
+	ta.MaxContentHeight = 1 << 16
+	ta.CharLimit = 0
+	if !com.Color {
+		st := ta.Styles()
+		st.Focused, st.Blurred = textarea.StyleState{}, textarea.StyleState{}
+		st.Cursor.Color = nil
+		ta.SetStyles(st)
+	}
+	ta.SetWidth(max(com.Width, 1))
+	return ta
 }
 
 // Init asks for the rows.
@@ -242,10 +289,19 @@ func (l *List[R]) move(by int) {
 // the status line and the last line.
 const frameLines = 4
 
-// pageRows is how many rows fit: the height less the frame and the
-// details when open.
+// extraLines are the lines a Lines prompt takes past the last line: its
+// input's, under the question's line.
+func (l List[R]) extraLines() int {
+	if l.asking == 0 || !l.multi {
+		return 0
+	}
+	return l.lines.Height()
+}
+
+// pageRows is how many rows fit: the height less the frame, a Lines
+// prompt's lines and the details when open.
 func (l List[R]) pageRows() int {
-	return max(l.Height-frameLines-len(l.details()), 1)
+	return max(l.Height-frameLines-l.extraLines()-len(l.details()), 1)
 }
 
 // scroll moves the window of rows to hold the selection.
@@ -277,7 +333,7 @@ func (l List[R]) details() []string {
 			lines = append(lines, "  "+w)
 		}
 	}
-	if room := max(l.Height-frameLines-1, 1); len(lines) > room {
+	if room := max(l.Height-frameLines-l.extraLines()-1, 1); len(lines) > room {
 		lines = append(lines[:room-1:room-1], fmt.Sprintf("… %d more", len(lines)-room+1))
 	}
 	return lines
@@ -287,10 +343,91 @@ func (l List[R]) details() []string {
 // n's) on the last line, with placeholder shown until something is typed,
 // and clears the status line; need is what an Enter on nothing says there.
 func (l *List[R]) Ask(q int, placeholder, need string) tea.Cmd {
-	l.asking, l.need, l.Status = q, need, ""
+	return l.ask(q, Prompt{Placeholder: placeholder, Need: need})
+}
+
+func (l *List[R]) ask(q int, p Prompt) tea.Cmd {
+	l.asking, l.need, l.Status = q, p.Need, ""
+	l.multi, l.hold, l.held = p.Lines, p.Hold, false
+	if l.multi {
+		l.lines.Reset()
+		l.lines.SetWidth(max(l.Width, 1))
+		l.lines.Placeholder = p.Placeholder
+		return l.lines.Focus()
+	}
 	l.prompt.Reset()
-	l.prompt.Placeholder = placeholder
+	l.prompt.Placeholder = p.Placeholder
 	return l.prompt.Focus()
+}
+
+// HoldBrief puts text on Options.Brief's prompt, held as an Enter on it
+// would leave it: a brief given elsewhere (the composer's /repair) is
+// then answered like one typed on the prompt, and Release gives it back
+// to fix after a refusal. Without Options.Brief it does nothing.
+func (l *List[R]) HoldBrief(text string) {
+	b := l.opts.Brief
+	if b == nil {
+		return
+	}
+	l.ask(Briefing, *b)
+	l.setValue(text)
+	l.held = true
+	l.blur()
+}
+
+// Held reports whether an answer is held on the prompt (Prompt.Hold).
+func (l List[R]) Held() bool { return l.held }
+
+// Release says how what the held answer asked for went: nil stops asking;
+// an error goes on the status line and the prompt is typed into again,
+// its text as it was. With no answer held (Esc dropped it) only the error
+// is shown.
+func (l *List[R]) Release(err error) tea.Cmd {
+	if err != nil {
+		l.Status = err.Error()
+	}
+	if !l.held {
+		return nil
+	}
+	l.held = false
+	if err == nil {
+		l.stop()
+		return nil
+	}
+	return l.focus()
+}
+
+func (l *List[R]) value() string {
+	if l.multi {
+		return l.lines.Value()
+	}
+	return l.prompt.Value()
+}
+
+func (l *List[R]) setValue(text string) {
+	if l.multi {
+		l.lines.SetValue(text)
+		return
+	}
+	l.prompt.SetValue(text)
+}
+
+func (l *List[R]) focus() tea.Cmd {
+	if l.multi {
+		return l.lines.Focus()
+	}
+	return l.prompt.Focus()
+}
+
+func (l *List[R]) blur() {
+	l.prompt.Blur()
+	l.lines.Blur()
+}
+
+// stop stops asking.
+func (l *List[R]) stop() {
+	l.asking, l.held = 0, false
+	l.blur()
 }
 
 // AskReason asks question q for the reason of a refusal, on the prompt.
@@ -313,27 +450,42 @@ type Answer struct {
 }
 
 // Type types msg into the prompt: Esc stops asking; Enter on nothing keeps
-// asking and says what is needed on the status line; Enter on text stops
-// asking and answers with it.
+// asking and says what is needed on the status line; Enter on text answers
+// with it and stops asking, or holds it (Prompt.Hold). A held answer takes
+// no keys but Esc, which drops it.
 func (l List[R]) Type(msg tea.KeyPressMsg) (List[R], Answer, tea.Cmd) {
 	switch msg.String() {
 	case "esc":
-		l.asking = 0
-		l.prompt.Blur()
+		l.stop()
 		return l, Answer{}, nil
 	case "enter":
-		text := strings.TrimSpace(l.prompt.Value())
+		if l.held {
+			return l, Answer{}, nil
+		}
+		text := strings.TrimSpace(l.value())
 		if text == "" {
 			l.Status = l.need
 			return l, Answer{}, nil
 		}
 		a := Answer{Question: l.asking, Text: text}
-		l.asking = 0
-		l.prompt.Blur()
+		if l.hold {
+			l.held = true
+			l.blur()
+		} else {
+			l.stop()
+		}
 		return l, a, nil
 	}
+	if l.held {
+		return l, Answer{}, nil
+	}
 	var cmd tea.Cmd
-	l.prompt, cmd = l.prompt.Update(msg)
+	if l.multi {
+		l.lines.SetWidth(max(l.Width, 1))
+		l.lines, cmd = l.lines.Update(msg)
+	} else {
+		l.prompt, cmd = l.prompt.Update(msg)
+	}
 	return l, Answer{}, cmd
 }
 
@@ -360,7 +512,7 @@ func (l List[R]) Press(msg tea.KeyPressMsg) (List[R], Input[R], tea.Cmd) {
 		return l, Input[R]{}, nil
 	}
 	if b := l.opts.Brief; b != nil && msg.String() == "n" {
-		cmd := l.Ask(Briefing, b.Placeholder, b.Need)
+		cmd := l.ask(Briefing, *b)
 		return l, Input[R]{}, cmd
 	}
 	r, ok := l.Selected()
@@ -456,14 +608,16 @@ type Frame[R any] struct {
 	// selected row, dimmed (nil: the line stays empty).
 	Hint func(R) string
 	// Ask starts the last line while the prompt asks, before what is
-	// typed: "reason (Enter sends, Esc cancels): ". Keys is the last line
+	// typed: "reason (Enter sends, Esc cancels): "; a Lines prompt has it
+	// on a line of its own, above what is typed. Keys is the last line
 	// otherwise, dimmed.
 	Ask, Keys string
 }
 
 // View draws the list in its Width×Height: the title, the column names,
 // the window of rows (the selected one marked "> "), the details, the
-// status line and the prompt or the keys.
+// status line and the prompt (a Lines prompt's lines under it) or the
+// keys.
 func (l List[R]) View(f Frame[R]) string {
 	s := l.Styles
 	widths := l.widths(f.Columns)
@@ -502,7 +656,7 @@ func (l List[R]) View(f Frame[R]) string {
 		line(common.Fit("    "+d, l.Width))
 		lines++
 	}
-	for ; lines < l.Height-2; lines++ {
+	for ; lines < l.Height-2-l.extraLines(); lines++ {
 		line(strings.Repeat(" ", l.Width))
 	}
 	if r, ok := l.Selected(); ok && l.Status == "" && f.Hint != nil {
@@ -510,9 +664,15 @@ func (l List[R]) View(f Frame[R]) string {
 	} else {
 		line(s.Error.Render(common.Fit(l.Status, l.Width)))
 	}
-	if l.asking != 0 {
+	switch {
+	case l.asking != 0 && l.multi:
+		b.WriteString(common.Fit(f.Ask, l.Width))
+		for _, typed := range strings.Split(l.lines.View(), "\n") {
+			b.WriteString("\n" + common.Fit(typed, l.Width))
+		}
+	case l.asking != 0:
 		b.WriteString(common.Fit(f.Ask+l.prompt.View(), l.Width))
-	} else {
+	default:
 		b.WriteString(s.Dim.Render(common.Fit(f.Keys, l.Width)))
 	}
 	return b.String()

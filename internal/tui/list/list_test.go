@@ -498,3 +498,83 @@ func TestCount(t *testing.T) {
 		t.Errorf("count %d, want 10", n)
 	}
 }
+
+// TestBriefLinesHeld: a Lines and Hold brief takes a line per Shift+Enter,
+// under its question's line, the view keeping its height as the rows make
+// room (up to MaxPromptLines lines, then the text scrolls); Enter holds
+// the answer, which takes no keys; Release with an error gives it back to
+// type into, Release with none stops asking. HoldBrief holds a brief
+// given elsewhere.
+func TestBriefLinesHeld(t *testing.T) {
+	l := New(common.New(40, 12, false), Options[row]{Name: "rows", Read: (&reader{rows: rows(8)}).read,
+		ID: func(r row) string { return r.id }, Created: func(r row) time.Time { return r.at },
+		Brief: &Prompt{Placeholder: "what to do", Need: "a brief is needed", Lines: true, Hold: true}})
+	l, _ = l.Update(l.Init()())
+	f := frame
+	f.Ask = "new brief:"
+	check := func(what string, rows int, typed ...string) {
+		t.Helper()
+		view := l.View(f)
+		lines := strings.Split(view, "\n")
+		if len(lines) != 12 {
+			t.Errorf("%s: view has %d lines, want 12:\n%s", what, len(lines), view)
+		}
+		if got := len(visible(l)); got != rows {
+			t.Errorf("%s: %d rows drawn, want %d", what, got, rows)
+		}
+		var got []string
+		for _, line := range lines[len(lines)-len(typed):] {
+			got = append(got, strings.TrimRight(ansi.Strip(line), " "))
+		}
+		if !reflect.DeepEqual(got, typed) || strings.TrimRight(lines[len(lines)-len(typed)-1], " ") != "new brief:" {
+			t.Errorf("%s: last lines %q, want %q under the question:\n%s", what, got, typed, view)
+		}
+	}
+	press := func(keys ...string) (ans Answer) {
+		t.Helper()
+		for _, k := range keys {
+			var in Input[row]
+			if named := map[string]bool{"n": true, "x": true, "enter": true, "shift+enter": true, "esc": true, "backspace": true}; !named[k] {
+				for _, c := range tuitest.Type(k) {
+					l, in, _ = l.Press(c.(tea.KeyPressMsg))
+				}
+			} else {
+				l, in, _ = l.Press(tuitest.Key(k))
+			}
+			if in.Answer.Question != 0 {
+				ans = in.Answer
+			}
+		}
+		return ans
+	}
+	press("n", "one")
+	check("one line", 7, "one")
+	press("shift+enter", "two", "shift+enter", "three")
+	check("three lines", 5, "one", "two", "three")
+	press("shift+enter", "four", "shift+enter", "five", "shift+enter", "six")
+	check("past the most lines", 3, "two", "three", "four", "five", "six")
+	if ans := press("enter"); ans != (Answer{Question: Briefing, Text: "one\ntwo\nthree\nfour\nfive\nsix"}) || !l.Held() || !l.Editing() {
+		t.Fatalf("Enter: %+v, held %v, editing %v", ans, l.Held(), l.Editing())
+	}
+	if ans := press("x", "enter"); ans != (Answer{}) {
+		t.Fatalf("a held brief answered again: %+v", ans)
+	}
+	if l.Release(errors.New("refused: too long")) == nil || l.Held() || !l.Editing() || l.Status != "refused: too long" {
+		t.Fatalf("a refusal: held %v, editing %v, status %q", l.Held(), l.Editing(), l.Status)
+	}
+	press("backspace", "backspace", "backspace")
+	if ans := press("enter"); ans.Text != "one\ntwo\nthree\nfour\nfive" {
+		t.Fatalf("the fixed brief %q", ans.Text)
+	}
+	if l.Release(nil); l.Editing() || l.Held() {
+		t.Fatalf("an admission: editing %v, held %v", l.Editing(), l.Held())
+	}
+	l.HoldBrief("given\nelsewhere")
+	check("held from elsewhere", 6, "given", "elsewhere")
+	if !l.Held() || l.Asking() != Briefing {
+		t.Fatalf("HoldBrief: held %v, asking %d", l.Held(), l.Asking())
+	}
+	if press("esc"); l.Editing() || l.Release(errors.New("late")) != nil || l.Status != "late" {
+		t.Errorf("Esc on a held brief: editing %v, status %q", l.Editing(), l.Status)
+	}
+}

@@ -120,7 +120,7 @@ func (o *LaunchOptions) complete(args []string) error {
 
 func launchRun(ctx context.Context, opts *LaunchOptions) error {
 	return cmdutil.WithWorker(ctx, opts.Client, func(c Client) error {
-		rec, err := c.LaunchJob(ctx, workflows.LaunchRequest{Kind: opts.Kind, Brief: opts.Brief, Model: opts.Model})
+		rec, err := c.LaunchJob(ctx, workflows.LaunchRequest{Kind: opts.Kind, Brief: opts.Brief, Model: opts.Model, Person: true})
 		if err != nil {
 			return err
 		}

@@ -85,7 +85,7 @@ func TestLaunchRun(t *testing.T) {
 			if got != tt.ran {
 				t.Fatalf("ran\n%+v\nwant\n%+v", got, tt.ran)
 			}
-			want := workflows.LaunchRequest{Kind: tt.opts.Kind, Brief: tt.opts.Brief, Model: tt.opts.Model}
+			want := workflows.LaunchRequest{Kind: tt.opts.Kind, Brief: tt.opts.Brief, Model: tt.opts.Model, Person: true}
 			if len(tt.fake.Launched) != 1 || tt.fake.Launched[0] != want || !tt.fake.Closed {
 				t.Fatalf("launched %+v, want %+v", tt.fake.Launched, want)
 			}

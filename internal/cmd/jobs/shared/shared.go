@@ -21,7 +21,7 @@ import (
 // RecordFields are the fields of a job record (jobs.Record) that --json
 // prints, in order; a test pins them to the type.
 var RecordFields = []string{
-	"id", "kind", "signature", "repository", "origin_session", "session", "sessions", "clone", "brief", "status",
+	"id", "kind", "signature", "repository", "origin_session", "person", "session", "sessions", "clone", "brief", "status",
 	"step", "step_attempt", "step_limit", "state", "instance", "check", "pending", "base", "pull_request", "url",
 	"head_sha", "merge_sha", "reason", "rounds", "red_rounds", "recoveries", "recovery", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
 }
