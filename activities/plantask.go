@@ -24,15 +24,22 @@ import (
 )
 
 // PlanTask implements workflows.PlanTaskActivities: what a plan task's
-// worker compares its steps by. Digests reads files through an os.Root of
-// the workspace, so a path or a symbolic link cannot lead out of it;
-// Status runs git in the workspace as a check runs (argv, the restricted
-// environment, a timeout, capped output); HandBack reads a red or green
-// hand-back from the transcript and validates it again. All three only
-// read, so a retry repeats nothing.
+// worker compares its steps by, and what puts its scope back. Digests
+// reads files through an os.Root of the workspace, so a path or a
+// symbolic link cannot lead out of it; Status runs git in the workspace
+// as a check runs (argv, the restricted environment, a timeout, capped
+// output); HandBack reads a red or green hand-back from the transcript
+// and validates it again. All three only read, so a retry repeats
+// nothing. KeepScope, RestoreScope and DropScope (keptscope.go) keep the
+// scope files' content in a file of their own under Scopes, never in
+// history nor in the session log (whose redaction would change it), and
+// each is idempotent on its key.
 type PlanTask struct {
 	Store      *session.Store
 	Workspaces *Workspaces
+	// Scopes is the directory the scopes are kept in (axlrd:
+	// <state dir>/scopes); KeepScope refuses without one.
+	Scopes string
 }
 
 var _ workflows.PlanTaskActivities = (*PlanTask)(nil)

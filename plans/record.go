@@ -104,6 +104,12 @@ type Task struct {
 	// Questions are what the task's workers asked the person in their
 	// hand-backs (at most MaxQuestions each), absent when none did.
 	Questions []string `json:"questions,omitempty"`
+	// Restored are the scope files a worker of the task that did not
+	// finish (blocked, or interrupted) had changed, put back as they were
+	// when it started; Created the scope files such a worker created,
+	// left in place for the person. Absent when there are none.
+	Restored []string `json:"restored,omitempty"`
+	Created  []string `json:"created,omitempty"`
 }
 
 // Sync is one run of the plan's end-to-end check after a wave: the wave,

@@ -24,7 +24,7 @@ func fullRecord() Record {
 		Tasks: []Task{{
 			ID: "add-max", Goal: "Add Max", Scope: []string{"calc/calc.go"}, DependsOn: []string{}, Wave: 1,
 			TestFirst: true, Status: TaskDone, Session: "s-1", Changed: []string{"calc/calc.go"}, Reason: "r",
-			Questions: []string{"Should Max take a variadic list?"},
+			Questions: []string{"Should Max take a variadic list?"}, Restored: []string{"calc/calc.go"}, Created: []string{"calc/max.go"},
 		}},
 		Waves:   1,
 		Syncs:   []Sync{{Wave: 1, Check: ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}, Exit: exit(0), Round: 0}},
@@ -41,7 +41,7 @@ func TestRecordFields(t *testing.T) {
 	want := []string{
 		"brief", "created", "id", "pending", "pending.commands", "pending.kind", "planner_model", "reason", "root", "status",
 		"syncs", "syncs.check", "syncs.check.args", "syncs.check.program", "syncs.exit", "syncs.round", "syncs.wave",
-		"tasks", "tasks.changed", "tasks.depends_on", "tasks.goal", "tasks.id", "tasks.questions", "tasks.reason", "tasks.scope", "tasks.session",
+		"tasks", "tasks.changed", "tasks.created", "tasks.depends_on", "tasks.goal", "tasks.id", "tasks.questions", "tasks.reason", "tasks.restored", "tasks.scope", "tasks.session",
 		"tasks.status", "tasks.test_first", "tasks.wave",
 		"updated", "waves",
 	}

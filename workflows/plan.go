@@ -41,10 +41,12 @@ import (
 //     each in its own worker (PlanTaskWorkflow, a child workflow whose id
 //     names the plan, the task and the round), its first message the
 //     task's context pack and the notes earlier tasks left for it; a task
-//     that does not finish skips the tasks that depend on it. After a
-//     wave whose tasks all finished, an axlr_sync 1.0 instance runs the
-//     plan's end-to-end check; red opens a reconciliation round, a worker
-//     for each affected task, and two red rounds end the sync BLOCKED.
+//     that does not finish (its worker put its scope back, and the record
+//     lists what it put back and the files it created) skips the tasks
+//     that depend on it. After a wave whose tasks all finished, an
+//     axlr_sync 1.0 instance runs the plan's end-to-end check; red opens a
+//     reconciliation round, a worker for each affected task, and two red
+//     rounds end the sync BLOCKED.
 //
 // The plan ends DONE when every task is done and every wave's sync green,
 // else PARTIAL. Cancelling the workflow, or the interrupt decision,
@@ -564,6 +566,10 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	res, err := p.worker(ctx, in)
 	if ctx.Err() != nil && (err != nil || res.Status != plans.TaskDone) {
 		t.Status, t.Session = plans.TaskPending, ""
+		if err != nil {
+			res = cancelledWorker(err)
+		}
+		t.Restored, t.Created = unionOf(t.Restored, res.Restored), unionOf(t.Created, res.Created)
 		return cmp.Or(err, ctx.Err())
 	}
 	switch {
@@ -580,6 +586,7 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	t.Session = cmp.Or(res.SessionID, t.Session)
 	t.Changed = slices.Clone(res.Changed)
 	t.Questions = slices.Clone(res.Questions)
+	t.Restored, t.Created = unionOf(t.Restored, res.Restored), unionOf(t.Created, res.Created)
 	p.st.Handbacks[id] = res
 	p.keepNotes(id, res.Notes)
 	if t.Status != plans.TaskDone {
@@ -587,6 +594,30 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	}
 	p.report(ctx)
 	return nil
+}
+
+// cancelledWorker is the result a cancelled worker carried in its
+// cancellation's details (since versionKeepScope, what it restored and
+// left), or none.
+func cancelledWorker(err error) PlanTaskResult {
+	var res PlanTaskResult
+	var reason string
+	var ce *temporal.CanceledError
+	if !errors.As(err, &ce) || !ce.HasDetails() || ce.Details(&reason, &res) != nil {
+		return PlanTaskResult{}
+	}
+	return res
+}
+
+// unionOf is the files of a and then those of b not in a, nil for none.
+func unionOf(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, f := range b {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // pack is the context pack of a task, as its verification built it.
@@ -754,6 +785,11 @@ func (p *planRun) reconcile(ctx workflow.Context, wave int) (map[string]any, err
 		p.report(ctx)
 		res, err := p.worker(ctx, in)
 		if ctx.Err() != nil {
+			if err != nil {
+				res = cancelledWorker(err)
+			}
+			t := r.Task(id)
+			t.Restored, t.Created = unionOf(t.Restored, res.Restored), unionOf(t.Created, res.Created)
 			return nil, cmp.Or(err, ctx.Err())
 		}
 		response := ceremonies.Response{Task: id, Changed: slices.Clone(res.Changed), Summary: res.Summary, Notes: []ceremonies.Note{}}
@@ -777,6 +813,7 @@ func (p *planRun) reconcile(ctx workflow.Context, wave int) (map[string]any, err
 				t.Changed = append(t.Changed, f)
 			}
 		}
+		t.Restored, t.Created = unionOf(t.Restored, res.Restored), unionOf(t.Created, res.Created)
 		for _, q := range res.Questions {
 			if !slices.Contains(t.Questions, q) {
 				t.Questions = append(t.Questions, q)

@@ -287,13 +287,16 @@ var _ PlanActivities = (*planVerifier)(nil)
 // planWorkers is the task worker (PlanTaskWorkflow): each worker answers
 // the result scripted for its workflow id's suffix (the task, or
 // <task>-r<round>), else done with its scope changed. A worker named in
-// hold waits until it is cancelled, once.
+// hold waits until it is cancelled, once, and then ends cancelled as
+// PlanTask does, with what cancelled scripts for it (the files it put
+// back and left) in the details.
 type planWorkers struct {
-	mu      sync.Mutex
-	results map[string]PlanTaskResult
-	hold    map[string]bool
-	inputs  []PlanTaskInput
-	ids     []string
+	mu        sync.Mutex
+	results   map[string]PlanTaskResult
+	hold      map[string]bool
+	cancelled map[string]PlanTaskResult
+	inputs    []PlanTaskInput
+	ids       []string
 }
 
 func (w *planWorkers) run(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
@@ -305,10 +308,12 @@ func (w *planWorkers) run(ctx workflow.Context, in PlanTaskInput) (PlanTaskResul
 	res, ok := w.results[key]
 	hold := w.hold[key]
 	delete(w.hold, key)
+	cancelled := w.cancelled[key]
 	w.mu.Unlock()
 	if hold {
 		if err := workflow.Sleep(ctx, 24*time.Hour); err != nil {
-			return PlanTaskResult{Status: plans.TaskBlocked, SessionID: in.SessionID, Reason: "interrupted"}, nil
+			cancelled.Status, cancelled.SessionID, cancelled.Reason = plans.TaskBlocked, in.SessionID, "the task was cancelled"
+			return cancelled, temporal.NewCanceledError(cancelled.Reason, cancelled)
 		}
 	}
 	if !ok {
@@ -401,7 +406,7 @@ const planID = "add-max-and-0a1b2c"
 func newPlanHarness(t *testing.T, model []reply, decompositions ...plans.Decomposition) *planHarness {
 	h := &planHarness{t: t, acts: newScripted(model...), made: newPlanMADE(t),
 		verifier: &planVerifier{plans: decompositions, fsys: planWorkspace},
-		workers:  &planWorkers{results: map[string]PlanTaskResult{}, hold: map[string]bool{}}}
+		workers:  &planWorkers{results: map[string]PlanTaskResult{}, hold: map[string]bool{}, cancelled: map[string]PlanTaskResult{}}}
 	h.env = h.NewTestWorkflowEnvironment()
 	h.env.RegisterWorkflowWithOptions(Plan, workflow.RegisterOptions{Name: PlanWorkflow})
 	h.env.RegisterWorkflowWithOptions(h.workers.run, workflow.RegisterOptions{Name: PlanTaskWorkflow})
@@ -592,19 +597,29 @@ func TestPlanDone(t *testing.T) {
 
 // TestPlanBlockedTaskSkipsDependents: under plan.auto_approve the commands
 // still wait for the person, and the plan is approved automatically; a
-// blocked task skips the task that depends on it, the other task of its
-// wave still runs, and no wave is synced, since none finished: the plan
-// ends PARTIAL with each reason.
+// blocked task skips the task that depends on it, and its record keeps
+// the scope files its worker put back and those it created; the other
+// task of its wave still runs, and no wave is synced, since none
+// finished: the plan ends PARTIAL with each reason.
 func TestPlanBlockedTaskSkipsDependents(t *testing.T) {
 	h := newPlanHarness(t, planHandBack(), threeTasks())
 	h.input.AutoApprove = true
-	h.workers.results["add-max"] = PlanTaskResult{Status: plans.TaskBlocked, Reason: "red: the unit check passed before the change"}
+	h.workers.results["add-max"] = PlanTaskResult{Status: plans.TaskBlocked, Reason: "red: the unit check passed before the change",
+		Changed: []string{"calc/max_test.go"}, Restored: []string{"calc/max.go"}, Created: []string{"calc/max_test.go"}}
 	commands := h.decideAt(time.Minute, h.decision("d-1", PlanDecideCommands, PlanApprove, ""))
 	rec := h.run()
 	commands.mustAccept(t, "approve the commands")
 	want := "task add-max is blocked: red: the unit check passed before the change; task use-max is skipped: depends on add-max, which did not finish"
 	if rec.Status != plans.Partial || rec.Reason != want || taskStatuses(rec) != "add-max=blocked docs=done use-max=skipped" || len(rec.Syncs) != 0 {
 		t.Fatalf("record %+v", rec)
+	}
+	if add := rec.Tasks[0]; !slices.Equal(add.Restored, []string{"calc/max.go"}) || !slices.Equal(add.Created, []string{"calc/max_test.go"}) ||
+		!slices.Equal(add.Changed, []string{"calc/max_test.go"}) {
+		t.Fatalf("the blocked task's files: %+v", add)
+	}
+	// The next task starts knowing the file the blocked one left.
+	if docs := h.workers.started(planID)["docs"]; !slices.Equal(docs.Changed, []string{"calc/max_test.go"}) {
+		t.Fatalf("docs started with changed %v", docs.Changed)
 	}
 	if order := h.workers.order(planID); order != "add-max docs" {
 		t.Fatalf("workers %s", order)
@@ -799,15 +814,17 @@ func TestPlanUnverified(t *testing.T) {
 }
 
 // TestPlanInterruptedAndRecovered: cancelling the plan while a task runs
-// interrupts it: the task is pending again, its worker cancelled, and the
-// plan waits; the recover decision runs the task again in a fresh session
-// and the plan on. A recovered plan is interrupted by the interrupt
-// decision, with its reason, in wave 2, and recovered again: wave 1's
-// tasks, done, do not run again (the workers' order says so).
+// interrupts it: the task is pending again, its worker cancelled, what the
+// worker put back of its scope in the record, and the plan waits; the
+// recover decision runs the task again in a fresh session and the plan
+// on. A recovered plan is interrupted by the interrupt decision, with its
+// reason, in wave 2, and recovered again: wave 1's tasks, done, do not run
+// again (the workers' order says so).
 func TestPlanInterruptedAndRecovered(t *testing.T) {
 	h := newPlanHarness(t, planHandBack(), threeTasks())
 	h.input.AutoApprove = true
 	h.workers.hold["docs"] = true
+	h.workers.cancelled["docs"] = PlanTaskResult{Restored: []string{"README.md"}}
 	h.workers.hold["use-max"] = true
 	h.decideAt(time.Minute, h.decision("d-1", PlanDecideCommands, PlanApprove, ""))
 	running := h.recordAt(2 * time.Minute)
@@ -826,7 +843,8 @@ func TestPlanInterruptedAndRecovered(t *testing.T) {
 		t.Fatalf("while docs runs: %+v", running)
 	}
 	if cancelled.Status != plans.Interrupted || cancelled.Reason != "interrupted while running task docs of wave 1" ||
-		taskStatuses(*cancelled) != "add-max=done docs=pending use-max=pending" || cancelled.Tasks[1].Session != "" {
+		taskStatuses(*cancelled) != "add-max=done docs=pending use-max=pending" || cancelled.Tasks[1].Session != "" ||
+		!slices.Equal(cancelled.Tasks[1].Restored, []string{"README.md"}) {
 		t.Fatalf("after the cancellation: %+v", cancelled)
 	}
 	approveLate.mustReject(t, "an approval of an interrupted plan", "decide: plan "+planID+" waits for no decision (it is interrupted)")
@@ -838,7 +856,8 @@ func TestPlanInterruptedAndRecovered(t *testing.T) {
 	}
 	interruptAgain.mustReject(t, "interrupt an interrupted plan", "decide: plan "+planID+" is interrupted already; recover it to run it on")
 	recover2.mustAccept(t, "recover again")
-	if rec.Status != plans.Done || rec.Reason != "" || taskStatuses(rec) != "add-max=done docs=done use-max=done" {
+	if rec.Status != plans.Done || rec.Reason != "" || taskStatuses(rec) != "add-max=done docs=done use-max=done" ||
+		!slices.Equal(rec.Tasks[1].Restored, []string{"README.md"}) {
 		t.Fatalf("record %+v", rec)
 	}
 	if order := h.workers.order(planID); order != "add-max docs docs use-max use-max" {

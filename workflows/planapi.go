@@ -140,6 +140,12 @@ type PlanTaskResult struct {
 	Notes     []plans.Note `json:"notes,omitempty"`
 	Questions []string     `json:"questions,omitempty"`
 	Reason    string       `json:"reason,omitempty"`
+	// Restored and Created are a worker's that ended without a hand-back:
+	// the scope files it had changed, put back as they were at its start,
+	// and those it created, left in place. Changed is what stays changed
+	// after that.
+	Restored []string `json:"restored,omitempty"`
+	Created  []string `json:"created,omitempty"`
 }
 
 // Search attributes of a plan's workflows, so an operator finds a plan and

@@ -39,17 +39,31 @@ import (
 // The unit check was approved with the plan: it never asks. A call that
 // would ask the person, the rounds of a step used up, or an answer without
 // a tool call after BackgroundReminders reminders ends the task BLOCKED
-// with the reason; nothing the
-// worker changed is undone here (the plan restores an unfinished task's
-// scope).
+// with the reason.
+//
+// The start also keeps the content of the scope files, outside history
+// (ActivityPlanTaskKeepScope). A worker that ends without a hand-back,
+// blocked or cancelled, puts them back as they were at its start before
+// it returns, so the next task starts on them; a scope file it created is
+// left in place and listed (PlanTaskResult.Created). Files outside the
+// scope are not put back: the green step refuses changes there, and the
+// result lists those that stay.
 
 // Activity names of a plan task's worker, registered with the "plantask."
 // prefix by activities.PlanTask.
 const (
-	ActivityPlanTaskDigests  = "plantask.Digests"
-	ActivityPlanTaskStatus   = "plantask.Status"
-	ActivityPlanTaskHandBack = "plantask.HandBack"
+	ActivityPlanTaskDigests      = "plantask.Digests"
+	ActivityPlanTaskStatus       = "plantask.Status"
+	ActivityPlanTaskHandBack     = "plantask.HandBack"
+	ActivityPlanTaskKeepScope    = "plantask.KeepScope"
+	ActivityPlanTaskRestoreScope = "plantask.RestoreScope"
+	ActivityPlanTaskDropScope    = "plantask.DropScope"
 )
+
+// versionKeepScope guards keeping a task's scope files at its start, and
+// putting them back when it ends without a hand-back: a worker whose
+// start ran before keeps none, and restores nothing.
+const versionKeepScope = "plan-task-keep-scope"
 
 // PlanTaskActivities are what a plan task's worker needs beside the
 // session's and the ceremony driver's activities: the workspace's facts
@@ -64,6 +78,41 @@ type PlanTaskActivities interface {
 	// HandBack reads a red or green hand-back (an axlr_step_done call)
 	// from the transcript.
 	HandBack(context.Context, HandBackInput) (TaskHandBack, error)
+	// KeepScope keeps the content of the scope files under the key, out of
+	// history, for RestoreScope; a key kept before stays as it was kept.
+	KeepScope(context.Context, KeepScopeInput) error
+	// RestoreScope puts the kept files back as they were kept; a scope
+	// file that did not exist then and exists now is listed as created,
+	// not deleted. A second call writes the same files and answers what
+	// the first did.
+	RestoreScope(context.Context, ScopeKey) (ScopeRestore, error)
+	// DropScope forgets what the key kept; one not kept is no error.
+	DropScope(context.Context, ScopeKey) error
+}
+
+// ScopeKey names what a task's worker kept of its scope: the workspace,
+// the plan, the task and the worker's own session, so every worker of a
+// task keeps its own.
+type ScopeKey struct {
+	Root    string `json:"root"`
+	Plan    string `json:"plan"`
+	Task    string `json:"task"`
+	Session string `json:"session"`
+}
+
+// KeepScopeInput keeps the files Paths (the task's scope) under the key.
+type KeepScopeInput struct {
+	ScopeKey
+	Paths []string `json:"paths"`
+}
+
+// ScopeRestore is what putting a task's scope back did: Restored are the
+// files written back as they were kept (changed or deleted since),
+// Created the scope files that did not exist then and exist now, left in
+// place; both sorted.
+type ScopeRestore struct {
+	Restored []string `json:"restored,omitempty"`
+	Created  []string `json:"created,omitempty"`
 }
 
 // DigestsInput names workspace files, relative to its root.
@@ -561,13 +610,17 @@ type planTaskRun struct {
 	st PlanTaskState
 	// handedBack is the work the handback step recorded.
 	handedBack *taskWork
+	// kept: the start kept the scope files' content (versionKeepScope), so
+	// an end without a hand-back restores them and every end drops them.
+	kept bool
 }
 
 // PlanTask is a plan task's worker: it begins the task's fresh session
 // with its context pack, runs axlr_task 1.0 to its end, and returns how
-// the task ended: done with its hand-back, or blocked with the reason and
-// the files it changed. A cancelled worker ends its instance CANCELLED
-// and returns the cancellation.
+// the task ended: done with its hand-back, or blocked with the reason, its
+// scope put back and the files that stay changed. A cancelled worker puts
+// its scope back too, ends its instance CANCELLED and returns the
+// cancellation, its result in the details.
 func PlanTask(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
 	if err := in.Validate(); err != nil {
 		return PlanTaskResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadRequest, err)
@@ -596,6 +649,10 @@ func PlanTask(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
 	r.finish(endCtx, status, msg)
 	r.upsertSearch(endCtx, res.Status)
 	if cancelled {
+		if r.kept {
+			// The plan reads the files put back and left from the details.
+			return res, temporal.NewCanceledError(res.Reason, res)
+		}
 		return res, temporal.NewCanceledError(res.Reason)
 	}
 	return res, nil
@@ -733,6 +790,17 @@ func (r *planTaskRun) start(ctx workflow.Context) (map[string]any, error) {
 		return failed(failureMessage(err))
 	}
 	t.Digests, rec["digests"] = digests, digests
+	if workflow.GetVersion(ctx, versionKeepScope, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskKeepScope,
+			KeepScopeInput{ScopeKey: r.scopeKey(), Paths: sortedUnion(t.Scope)}).Get(ctx, nil)
+		if err != nil {
+			if temporal.IsCanceledError(err) {
+				return nil, err
+			}
+			return failed("the scope files were not kept to restore them: " + failureMessage(err))
+		}
+		r.kept = true
+	}
 	c := r.st.Ceremony
 	check, err := r.driver.runCheck(ctx, ClaimKey(c.InstanceID, c.Step, c.Iteration, c.Round)+":baseline", &t.UnitCheck)
 	if err != nil {
@@ -815,6 +883,10 @@ func (r *planTaskRun) result(ctx workflow.Context, err error, cancelled bool) Pl
 		return res
 	}
 	w := r.handedBack
+	// A scope that could not be put back stays kept, for the person.
+	if r.kept && (w != nil || r.restoreScope(ctx, &res)) {
+		r.dropScope(ctx)
+	}
 	if w == nil {
 		read, werr := r.taskChanges(ctx, t)
 		if werr != nil {
@@ -825,4 +897,34 @@ func (r *planTaskRun) result(ctx workflow.Context, err error, cancelled bool) Pl
 	}
 	res.Changed, res.Revision = w.changed, w.revision(t)
 	return res
+}
+
+// scopeKey is the key the worker keeps its scope under.
+func (r *planTaskRun) scopeKey() ScopeKey {
+	return ScopeKey{Root: r.st.Root, Plan: r.in.Plan, Task: r.in.Task.ID, Session: r.in.SessionID}
+}
+
+// restoreScope puts the scope files of a task that ends without a
+// hand-back back as its start kept them, and lists in res what it put
+// back and the scope files it left because the task created them. It
+// reports whether they were put back; one that was not says so in the
+// reason.
+func (r *planTaskRun) restoreScope(ctx workflow.Context, res *PlanTaskResult) bool {
+	var out ScopeRestore
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskRestoreScope, r.scopeKey()).Get(ctx, &out)
+	if err != nil {
+		res.Reason += "; its scope files were not restored: " + failureMessage(err)
+		return false
+	}
+	res.Restored, res.Created = out.Restored, out.Created
+	return true
+}
+
+// dropScope forgets the kept scope once the task ended. One that cannot
+// be dropped is logged, and the task's end stands.
+func (r *planTaskRun) dropScope(ctx workflow.Context) {
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskDropScope, r.scopeKey()).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("the task's kept scope was not dropped", "plan", r.in.Plan, "task", r.in.Task.ID, "error", err)
+	}
 }

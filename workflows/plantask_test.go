@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -63,10 +64,16 @@ func digestOf(content string, ok bool) string {
 }
 
 // taskFiles implements PlanTaskActivities over the in-memory workspace
-// and the hand-backs the scripted model sent.
+// and the hand-backs the scripted model sent; it keeps scopes in memory,
+// as activities.PlanTask does in files (a path absent from a kept scope
+// did not exist).
 type taskFiles struct {
 	ws    *taskWorkspace
 	model *taskModel
+
+	kept     map[ScopeKey]map[string]*string
+	restored map[ScopeKey]ScopeRestore
+	dropped  []ScopeKey
 }
 
 var _ PlanTaskActivities = (*taskFiles)(nil)
@@ -101,6 +108,57 @@ func (f *taskFiles) Status(_ context.Context, in StatusInput) (WorkspaceStatus, 
 	}
 	slices.Sort(s.Changed)
 	return s, nil
+}
+
+func (f *taskFiles) KeepScope(_ context.Context, in KeepScopeInput) error {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	if _, ok := f.kept[in.ScopeKey]; ok {
+		return nil
+	}
+	files := map[string]*string{}
+	for _, p := range in.Paths {
+		if c, ok := f.ws.files[p]; ok {
+			files[p] = &c
+		} else {
+			files[p] = nil
+		}
+	}
+	f.kept[in.ScopeKey] = files
+	return nil
+}
+
+func (f *taskFiles) RestoreScope(_ context.Context, key ScopeKey) (ScopeRestore, error) {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	files, ok := f.kept[key]
+	if !ok {
+		return ScopeRestore{}, temporal.NewNonRetryableApplicationError("no scope kept for "+key.Task, ErrTypeBadRequest, nil)
+	}
+	var out ScopeRestore
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		now, exists := f.ws.files[p]
+		switch c := files[p]; {
+		case c == nil && exists:
+			out.Created = append(out.Created, p)
+		case c != nil && (!exists || now != *c):
+			f.ws.files[p] = *c
+			out.Restored = append(out.Restored, p)
+		}
+	}
+	if first, ok := f.restored[key]; ok {
+		return first, nil
+	}
+	f.restored[key] = out
+	return out, nil
+}
+
+func (f *taskFiles) DropScope(_ context.Context, key ScopeKey) error {
+	f.ws.mu.Lock()
+	defer f.ws.mu.Unlock()
+	delete(f.kept, key)
+	f.dropped = append(f.dropped, key)
+	return nil
 }
 
 func (f *taskFiles) HandBack(_ context.Context, in HandBackInput) (TaskHandBack, error) {
@@ -356,6 +414,7 @@ type taskHarness struct {
 	ws     *taskWorkspace
 	model  *taskModel
 	made   *taskMADE
+	files  *taskFiles
 	search []map[string]any
 }
 
@@ -373,7 +432,8 @@ func newTaskHarness(t *testing.T, git bool, model ...reply) *taskHarness {
 	h.env.RegisterWorkflowWithOptions(PlanTask, workflow.RegisterOptions{Name: PlanTaskWorkflow})
 	h.env.RegisterActivityWithOptions(h.model, activity.RegisterOptions{Name: "session."})
 	h.env.RegisterActivityWithOptions(h.made, activity.RegisterOptions{Name: "ceremony."})
-	h.env.RegisterActivityWithOptions(&taskFiles{ws: h.ws, model: h.model}, activity.RegisterOptions{Name: "plantask."})
+	h.files = &taskFiles{ws: h.ws, model: h.model, kept: map[ScopeKey]map[string]*string{}, restored: map[ScopeKey]ScopeRestore{}}
+	h.env.RegisterActivityWithOptions(h.files, activity.RegisterOptions{Name: "plantask."})
 	h.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
 		if _, ok := sa.GetKeyword(temporal.NewSearchAttributeKeyKeyword(SearchAttributePlanTask)); !ok {
@@ -588,12 +648,14 @@ func TestPlanTaskRedRefused(t *testing.T) {
 	}
 }
 
-// TestPlanTaskBlocked: the ways a task ends BLOCKED, each with its reason
-// and the files it changed: declared untestable (no run), red's rounds
-// used up by a test that passes, the unit check that cannot start, a
-// protected file changed in every green round, a call that needs the
+// TestPlanTaskBlocked: the ways a task ends BLOCKED, each with its reason,
+// the scope files put back as they were at its start, those it created
+// (left) and the files that stay changed: declared untestable (no run),
+// red's rounds used up by a test that passes, the unit check that cannot
+// start, a protected file changed in every green round (calc.go put back,
+// the protected file outside the scope left), a call that needs the
 // person (the instance cancelled), four answers without a tool call
-// (three reminders, as a job's).
+// (three reminders, as a job's). Each ends with its kept scope dropped.
 func TestPlanTaskBlocked(t *testing.T) {
 	passing := "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n"
 	apiEdit := calls(writeCall("calc/api.go", "package calc\n"), writeCall("calc/calc.go", maxSource), stepDoneCall(map[string]any{"summary": "s", "summary_en": "S."}))
@@ -604,6 +666,8 @@ func TestPlanTaskBlocked(t *testing.T) {
 		check     func(map[string]string) contract.CheckRecord
 		reason    string
 		changed   []string
+		restored  []string
+		created   []string
 		triggers  string
 		ran       string
 		requests  int
@@ -616,7 +680,7 @@ func TestPlanTaskBlocked(t *testing.T) {
 		{name: "red rounds used up", testFirst: true,
 			model:  []reply{calls(writeCall("calc/max_test.go", passing), redHandBack), calls(redHandBack), calls(redHandBack)},
 			reason: "red round 3 of 3: the unit check go test ./calc exited 0, which is not a failing test", changed: []string{"calc/max_test.go"},
-			triggers: "test_first red_exhausted", ran: "start:1:baseline red:1 red:2 red:3", requests: 3},
+			created: []string{"calc/max_test.go"}, triggers: "test_first red_exhausted", ran: "start:1:baseline red:1 red:2 red:3", requests: 3},
 		{name: "unit check cannot start",
 			check: func(map[string]string) contract.CheckRecord {
 				return contract.CheckRecord{StartError: `start_failed: program "go" was not found`}
@@ -625,11 +689,11 @@ func TestPlanTaskBlocked(t *testing.T) {
 			triggers: "start_failed", ran: "start:1:baseline"},
 		{name: "protected file", model: []reply{apiEdit, apiEdit, apiEdit},
 			reason:  "green round 3 of 3: protected files changed: calc/api.go; files outside the task's scope changed: calc/api.go",
-			changed: []string{"calc/api.go", "calc/calc.go"}, triggers: "code_first green_exhausted", ran: "start:1:baseline", requests: 3},
+			changed: []string{"calc/api.go"}, restored: []string{"calc/calc.go"}, triggers: "code_first green_exhausted", ran: "start:1:baseline", requests: 3},
 		{name: "a call needs the person",
-			model:   []reply{calls(writeCall("calc/calc.go", maxSource), scriptCall{tool: "local_exec", args: map[string]any{"program": "git", "args": []string{"push", "--force"}}})},
-			reason:  `a call needs the person, and a plan's task runs without one: local_exec {"args":["push","--force"],"program":"git"} (`,
-			changed: []string{"calc/calc.go"}, triggers: "code_first cancel", ran: "start:1:baseline", requests: 1},
+			model:    []reply{calls(writeCall("calc/calc.go", maxSource), scriptCall{tool: "local_exec", args: map[string]any{"program": "git", "args": []string{"push", "--force"}}})},
+			reason:   `a call needs the person, and a plan's task runs without one: local_exec {"args":["push","--force"],"program":"git"} (`,
+			restored: []string{"calc/calc.go"}, triggers: "code_first cancel", ran: "start:1:baseline", requests: 1},
 		{name: "four answers without a tool call", model: []reply{{text: "I will add Max."}, {text: "Done, I think."}, {text: "Done."}, {text: "Really done."}},
 			reason:   "ceremony_stalled: the model ended its turn 4 times with step green open",
 			triggers: "code_first cancel", ran: "start:1:baseline", requests: 4, reminders: 3},
@@ -641,8 +705,15 @@ func TestPlanTaskBlocked(t *testing.T) {
 				h.made.check = tt.check
 			}
 			res := h.run(t, planTaskInput(addMax(tt.testFirst)))
-			if res.Status != plans.TaskBlocked || !strings.HasPrefix(res.Reason, tt.reason) || !slices.Equal(res.Changed, tt.changed) {
-				t.Fatalf("result %+v\nwant reason %q, changed %q", res, tt.reason, tt.changed)
+			if res.Status != plans.TaskBlocked || !strings.HasPrefix(res.Reason, tt.reason) || !slices.Equal(res.Changed, tt.changed) ||
+				!slices.Equal(res.Restored, tt.restored) || !slices.Equal(res.Created, tt.created) {
+				t.Fatalf("result %+v\nwant reason %q, changed %q, restored %q, created %q", res, tt.reason, tt.changed, tt.restored, tt.created)
+			}
+			if got := h.ws.read("calc/calc.go"); got != calcSource {
+				t.Fatalf("calc/calc.go after the task:\n%s", got)
+			}
+			if len(h.files.kept) != 0 || len(h.files.dropped) != 1 {
+				t.Fatalf("kept %v, dropped %v", h.files.kept, h.files.dropped)
 			}
 			if got := h.triggers(); got != tt.triggers {
 				t.Fatalf("triggers %q, want %q", got, tt.triggers)
@@ -746,6 +817,88 @@ func TestPlanTaskUnknownAddressee(t *testing.T) {
 	want := `note 1: to "nope" is not a task of this plan; address a task id or "all". MADE is unchanged; fix the notes or questions and hand the step back again.`
 	if res.Status != plans.TaskDone || steps[0].Accepted || steps[0].Error != want || len(h.made.recorded("green")) != 1 {
 		t.Fatalf("result %+v, replies %+v", res, steps)
+	}
+}
+
+// TestPlanTaskGreenFailsThreeTimes: a task whose unit check fails in
+// each of its three green rounds ends BLOCKED with its scope as it was at
+// its start: calc.go, which it broke, is put back; max_test.go, which it
+// created, is left and listed; only that stays changed. The scope was
+// kept at the start (after the digests, before the baseline), put back
+// when the task ended, then dropped, under the worker's key.
+func TestPlanTaskGreenFailsThreeTimes(t *testing.T) {
+	broken := "package calc\n\nfunc Add(a, b int) int { return a - b }\n"
+	done := stepDoneCall(map[string]any{"summary": "s", "summary_en": "S."})
+	h := newTaskHarness(t, true,
+		calls(writeCall("calc/max_test.go", maxTest), writeCall("calc/calc.go", broken), done),
+		calls(done),
+		calls(done),
+	)
+	var order []string
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		order = append(order, info.ActivityType.Name)
+	})
+	res := h.run(t, planTaskInput(addMax(false)))
+	want := PlanTaskResult{Status: plans.TaskBlocked, SessionID: taskSession, Changed: []string{"calc/max_test.go"},
+		Reason:   "green round 3 of 3: the unit check go test ./calc exited 1",
+		Restored: []string{"calc/calc.go"}, Created: []string{"calc/max_test.go"}}
+	res.Revision = ""
+	if !equalJSON(res, want) {
+		t.Fatalf("result\n%+v\nwant\n%+v", res, want)
+	}
+	if got := h.ws.read("calc/calc.go"); got != calcSource {
+		t.Fatalf("calc/calc.go after the task:\n%s", got)
+	}
+	if got := h.ws.read("calc/max_test.go"); got != maxTest {
+		t.Fatalf("calc/max_test.go after the task:\n%s", got)
+	}
+	if got, want := h.ran(), "start:1:baseline green:1 green:2 green:3"; got != want {
+		t.Fatalf("checks run %q, want %q", got, want)
+	}
+	key := ScopeKey{Root: "/work/calc", Plan: "add-calc-max-a1b2c3", Task: "add-max", Session: taskSession}
+	if len(h.files.kept) != 0 || !slices.Equal(h.files.dropped, []ScopeKey{key}) {
+		t.Fatalf("kept %v, dropped %v", h.files.kept, h.files.dropped)
+	}
+	if i := slices.Index(order, ActivityPlanTaskKeepScope); i < 1 || order[i-1] != ActivityPlanTaskDigests {
+		t.Fatalf("local activities %v: the scope is kept after the start's digests", order)
+	}
+	// The files that stay changed are read after the scope is put back.
+	if i := slices.Index(order, ActivityPlanTaskRestoreScope); i < 0 || !slices.Equal(order[i:i+4],
+		[]string{ActivityPlanTaskRestoreScope, ActivityPlanTaskDropScope, ActivityPlanTaskStatus, ActivityPlanTaskDigests}) {
+		t.Fatalf("local activities %v", order)
+	}
+}
+
+// TestPlanTaskCancelledRestoresScope: a worker cancelled while its model
+// works puts its scope back before it ends, and carries what it put back
+// and left in its cancellation's details for the plan.
+func TestPlanTaskCancelledRestoresScope(t *testing.T) {
+	h := newTaskHarness(t, true)
+	h.env.OnActivity(ActivityModelRequest, mock.Anything, mock.Anything).After(time.Hour).Return(ModelRequestResult{}, nil)
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == ActivityModelRequest {
+			// What the model's calls did before the plan was interrupted.
+			h.ws.set("calc/calc.go", "package calc\n")
+			h.ws.set("calc/max_test.go", maxTest)
+		}
+	})
+	h.env.RegisterDelayedCallback(h.env.CancelWorkflow, time.Minute)
+	h.env.ExecuteWorkflow(PlanTaskWorkflow, planTaskInput(addMax(false)))
+	var ce *temporal.CanceledError
+	if !h.env.IsWorkflowCompleted() || !errors.As(h.env.GetWorkflowError(), &ce) {
+		t.Fatalf("completed %v, error %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
+	}
+	var reason string
+	var res PlanTaskResult
+	if err := ce.Details(&reason, &res); err != nil || reason != "the task was cancelled" ||
+		!slices.Equal(res.Restored, []string{"calc/calc.go"}) || !slices.Equal(res.Created, []string{"calc/max_test.go"}) {
+		t.Fatalf("details %q %+v: %v", reason, res, err)
+	}
+	if got := h.ws.read("calc/calc.go"); got != calcSource {
+		t.Fatalf("calc/calc.go after the task:\n%s", got)
+	}
+	if len(h.files.kept) != 0 || len(h.files.dropped) != 1 {
+		t.Fatalf("kept %v, dropped %v", h.files.kept, h.files.dropped)
 	}
 }
 

@@ -59,8 +59,9 @@ const (
 // field; a flag's field wins over its AXLR_* variable, which wins over
 // settings.json.
 type Options struct {
-	// StateDir holds temporal.db, the session logs and the lock. Default:
-	// $AXLR_STATE_DIR, settings daemon.state_dir, then $XDG_STATE_HOME/axlr.
+	// StateDir holds temporal.db, the session logs, the scopes plan tasks
+	// keep (scopes/) and the lock. Default: $AXLR_STATE_DIR, settings
+	// daemon.state_dir, then $XDG_STATE_HOME/axlr.
 	StateDir string
 	// FrontendPort of the embedded server. Default 7233.
 	FrontendPort int
@@ -251,7 +252,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		BuildID:           "axlrd",
 		Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
 	})
-	Register(d.worker, acts, cer, fg)
+	Register(d.worker, acts, cer, fg, &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")})
 	return nil
 }
 
@@ -414,7 +415,7 @@ func (d *Daemon) stopParts(ctx context.Context) error {
 }
 
 // Register registers axlr's workflows and their activities on a worker.
-func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony, fg *activities.Forge) {
+func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony, fg *activities.Forge, tasks *activities.PlanTask) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobRegistry, workflow.RegisterOptions{Name: workflows.RegistryWorkflow})
@@ -428,7 +429,7 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Queue{}, activity.RegisterOptions{Name: "queue.", DisableAlreadyRegisteredCheck: true})
-	w.RegisterActivityWithOptions(&activities.PlanTask{Store: cer.Store, Workspaces: cer.Workspaces}, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(tasks, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
 }
 

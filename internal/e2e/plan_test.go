@@ -3,10 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,4 +231,191 @@ func TestPlanThroughCrashes(t *testing.T) {
 		t.Fatalf("go test ./... after the plan: %v\n%s", err, out)
 	}
 	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_crashes")
+}
+
+// restorePlan is the planner's hand-back for TestPlanBlockedTaskRestoresScope:
+// one wave of two tasks on calcRepo, add-max first, then add-double.
+const restorePlan = `{
+  "tasks": [
+    {"id": "add-max", "goal": "Add Max, which returns the larger of two ints",
+     "scope": ["calc.go", "max.go"], "context": [{"path": "calc.go", "line": 7, "quote": "return strconv.Atoi(s[:1])"}],
+     "unit_check": {"program": "go", "args": ["test", "-run", "TestMax", "./..."]}, "depends_on": [], "test_first": false, "protect": ["calc_test.go"]},
+    {"id": "add-double", "goal": "Add Double, which returns twice its argument, with a test",
+     "scope": ["double.go", "double_test.go"], "context": [],
+     "unit_check": {"program": "go", "args": ["test", "-run", "TestDouble", "./..."]}, "depends_on": [], "test_first": false, "protect": []}
+  ],
+  "e2e_check": {"program": "go", "args": ["test", "./..."]},
+  "interfaces": "func Max(a, b int) int; func Double(n int) int",
+  "summary_en": "Add Max and Double."
+}`
+
+// TestPlanBlockedTaskRestoresScope runs a plan whose first task breaks
+// calc.go, creates max.go and fails its green step three times: the task
+// ends blocked with calc.go put back as it was and max.go left in place.
+// The next task of the wave starts on the original calc.go (its baseline
+// unit check exits 0, as its worker is told) and is done; plans show lists
+// what was put back and the file the blocked task created, and nothing of
+// the kept scope is left in axlrd's state dir.
+func TestPlanBlockedTaskRestoresScope(t *testing.T) {
+	var baselineNote atomic.Value
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		first := firstUser(req)
+		tools := toolResults(req)
+		switch {
+		case strings.Contains(first, planBrief):
+			if tools == 0 {
+				return stepDone("plan-1", restorePlan)
+			}
+			return agenttest.Reply{Text: "Planned: two tasks in one wave."}
+		case strings.HasPrefix(first, "Task add-max"):
+			switch tools {
+			case 0:
+				return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
+					Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\treturn strconv.Atoi(maxOf(s))"}`}}}
+			case 1:
+				return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w1", Name: "local_write",
+					Arguments: `{"path": "max.go", "mode": "create", "content": "package calc\n\n// Max returns the larger of a and b.\nfunc Max(a, b int) int { return max(a, b) }\n"}`}}}
+			default:
+				// Each green hand-back fails: calc.go calls a function that does not exist.
+				return stepDone(fmt.Sprintf("g%d", tools), `{"summary": "Max added.", "summary_en": "Adds Max."}`)
+			}
+		case strings.HasPrefix(first, "Task add-double"):
+			if tools == 0 {
+				for _, m := range req.Messages {
+					if i := strings.Index(m.Content, "when the task started: it "); i >= 0 {
+						baselineNote.Store(m.Content[i:])
+					}
+				}
+			}
+			return planReply(req)
+		}
+		return agenttest.Reply{Text: "Done."}
+	})
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--plan", planBrief, "--detach")
+	id := strings.TrimSpace(r.stdout)
+	for _, step := range []string{"commands", "card"} {
+		if r := e.tui(ctx, "plans", "watch", id); r.code != 3 {
+			t.Fatalf("watch to the %s: exit %d\n%s%s", step, r.code, r.stdout, r.stderr)
+		}
+		if r := e.tui(ctx, "plans", "approve", id); r.code != 0 {
+			t.Fatalf("approve the %s: exit %d %s", step, r.code, r.stderr)
+		}
+	}
+	r = e.tui(ctx, "plans", "watch", id)
+	if r.code != 1 || !strings.Contains(r.stdout, "plan "+id+" partial") {
+		t.Fatalf("watch to the end: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = e.tui(ctx, "plans", "show", id, "--json")
+	var rec plans.Record
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Status != plans.Partial || len(rec.Tasks) != 2 {
+		t.Fatalf("plans show: %v\n%s", err, r.stdout)
+	}
+	add, double := rec.Tasks[0], rec.Tasks[1]
+	if add.ID != "add-max" || add.Status != plans.TaskBlocked || !strings.HasPrefix(add.Reason, "green round 3 of 3: the unit check go test -run TestMax ./... exited") ||
+		!slices.Equal(add.Restored, []string{"calc.go"}) || !slices.Equal(add.Created, []string{"max.go"}) || !slices.Equal(add.Changed, []string{"max.go"}) {
+		t.Fatalf("the blocked task %+v", add)
+	}
+	if double.ID != "add-double" || double.Status != plans.TaskDone || double.Created != nil || double.Restored != nil {
+		t.Fatalf("the next task %+v", double)
+	}
+	if got, _ := baselineNote.Load().(string); !strings.HasPrefix(got, "when the task started: it exited 0.") {
+		t.Fatalf("add-double's worker was told of its baseline %q; it must run on the original calc.go", got)
+	}
+	if calc, err := os.ReadFile(filepath.Join(e.workspace, "calc.go")); err != nil || string(calc) != calcFiles["calc.go"] {
+		t.Fatalf("calc.go after the plan (%v):\n%s", err, calc)
+	}
+	if _, err := os.Stat(filepath.Join(e.workspace, "max.go")); err != nil {
+		t.Fatalf("max.go, which the blocked task created, is gone: %v", err)
+	}
+	r = e.tui(ctx, "plans", "show", id)
+	for _, want := range []string{"restored for add-max, as they were when its worker started: calc.go\n", "created by add-max, left in place: max.go\n"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("plans show lacks %q: exit %d\n%s%s", want, r.code, r.stdout, r.stderr)
+		}
+	}
+	if kept, err := filepath.Glob(filepath.Join(e.stateDir, "scopes", "*", "*", "*")); err != nil || len(kept) != 0 {
+		t.Fatalf("kept scopes left in the state dir: %v %v", kept, err)
+	}
+	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_task_blocked")
+	captureWorkflow(t, e, workflows.PlanTaskWorkflowID(id, "add-max", 0), "plan_task_restored")
+}
+
+// TestPlanInterruptedTaskRestoresScope interrupts a plan while its first
+// task's worker waits for its model, after it broke calc.go and created
+// max.go: once the interrupt is taken, calc.go is as it was, max.go is
+// left, and the record and plans show list both for the task, pending
+// again.
+func TestPlanInterruptedTaskRestoresScope(t *testing.T) {
+	waiting := make(chan struct{})
+	var once sync.Once
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		first := firstUser(req)
+		switch tools := toolResults(req); {
+		case strings.Contains(first, planBrief) && tools == 0:
+			return stepDone("plan-1", restorePlan)
+		case strings.Contains(first, planBrief):
+			return agenttest.Reply{Text: "Planned: two tasks in one wave."}
+		case strings.HasPrefix(first, "Task add-max") && tools == 0:
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "e1", Name: "local_edit",
+				Arguments: `{"path": "calc.go", "old_text": "\treturn strconv.Atoi(s[:1])", "new_text": "\treturn strconv.Atoi(maxOf(s))"}`}}}
+		case strings.HasPrefix(first, "Task add-max") && tools == 1:
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w1", Name: "local_write",
+				Arguments: `{"path": "max.go", "mode": "create", "content": "package calc\n\nfunc Max(a, b int) int { return max(a, b) }\n"}`}}}
+		case strings.HasPrefix(first, "Task add-max"):
+			once.Do(func() { close(waiting) })
+			return agenttest.Reply{Delay: 10 * time.Minute, Text: "too late"}
+		}
+		return agenttest.Reply{Text: "Done."}
+	})
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(`{"model": "m"}`)
+	e.start()
+	c := dialAxlrd(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	r := e.tui(ctx, "--plan", planBrief, "--detach")
+	id := strings.TrimSpace(r.stdout)
+	for _, step := range []string{"commands", "card"} {
+		if r := e.tui(ctx, "plans", "watch", id); r.code != 3 {
+			t.Fatalf("watch to the %s: exit %d\n%s%s", step, r.code, r.stdout, r.stderr)
+		}
+		if r := e.tui(ctx, "plans", "approve", id); r.code != 0 {
+			t.Fatalf("approve the %s: exit %d %s", step, r.code, r.stderr)
+		}
+	}
+	select {
+	case <-waiting:
+	case <-ctx.Done():
+		t.Fatal("add-max's worker never waited for its model")
+	}
+	if err := c.InterruptPlan(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := c.Plan(ctx, id)
+	if err != nil || rec.Status != plans.Interrupted {
+		t.Fatalf("plan %+v, %v", rec, err)
+	}
+	if add := rec.Tasks[0]; add.Status != plans.TaskPending || !slices.Equal(add.Restored, []string{"calc.go"}) || !slices.Equal(add.Created, []string{"max.go"}) {
+		t.Fatalf("the interrupted task %+v", add)
+	}
+	if calc, err := os.ReadFile(filepath.Join(e.workspace, "calc.go")); err != nil || string(calc) != calcFiles["calc.go"] {
+		t.Fatalf("calc.go after the interrupt (%v):\n%s", err, calc)
+	}
+	if _, err := os.Stat(filepath.Join(e.workspace, "max.go")); err != nil {
+		t.Fatalf("max.go, which the interrupted task created, is gone: %v", err)
+	}
+	r = e.tui(ctx, "plans", "show", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "created by add-max, left in place: max.go\n") {
+		t.Fatalf("plans show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -223,6 +223,12 @@ func details(r plans.Record) []string {
 		for _, q := range t.Questions {
 			lines = append(lines, "  asks: "+common.OneLine(q))
 		}
+		if len(t.Restored) > 0 {
+			lines = append(lines, "  restored as at its start: "+strings.Join(t.Restored, ", "))
+		}
+		if len(t.Created) > 0 {
+			lines = append(lines, "  created, left in place: "+strings.Join(t.Created, ", "))
+		}
 	}
 	for _, s := range r.Syncs {
 		exit := "did not exit"

@@ -270,3 +270,18 @@ func TestPanelDetailsCutToFit(t *testing.T) {
 		t.Errorf("the details were not cut under the row:\n%s", view)
 	}
 }
+
+// TestPanelDetailsBlockedTask: under a task that did not finish, the
+// scope files put back as they were when its worker started, and the
+// files it created, left in place.
+func TestPanelDetailsBlockedTask(t *testing.T) {
+	rec := plans.Record{ID: "add-max-000000", Status: plans.Partial, Brief: "add max", Root: "/w", Waves: 1, Tasks: []plans.Task{
+		{ID: "add-max", Wave: 1, Status: plans.TaskBlocked, Session: "s1", Reason: "green round 3 of 3", Changed: []string{"max.go"},
+			Restored: []string{"calc.go"}, Created: []string{"max.go"}},
+	}}
+	want := []string{"brief: add max", "root: /w", "task add-max  wave 1  blocked  session s1  green round 3 of 3",
+		"  restored as at its start: calc.go", "  created, left in place: max.go"}
+	if got := details(rec); !reflect.DeepEqual(got, want) {
+		t.Fatalf("details\n%q\nwant\n%q", got, want)
+	}
+}

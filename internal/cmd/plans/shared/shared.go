@@ -41,7 +41,8 @@ func TaskCount(r domain.Record) string {
 }
 
 // PrintRecord prints a plan: its fields, then each task, the questions its
-// task workers asked, then each sync.
+// task workers asked, the scope files put back and the files left of a
+// task that did not finish, then each sync.
 func PrintRecord(out io.Writer, r domain.Record) {
 	line := func(k, v string) {
 		if strings.TrimSpace(v) != "" {
@@ -69,6 +70,14 @@ func PrintRecord(out io.Writer, r domain.Record) {
 	for _, t := range r.Tasks {
 		for _, q := range t.Questions {
 			fmt.Fprintf(out, "question from %s: %s\n", t.ID, cmdutil.OneLine(q))
+		}
+	}
+	for _, t := range r.Tasks {
+		if len(t.Restored) > 0 {
+			fmt.Fprintf(out, "restored for %s, as they were when its worker started: %s\n", t.ID, strings.Join(t.Restored, ", "))
+		}
+		if len(t.Created) > 0 {
+			fmt.Fprintf(out, "created by %s, left in place: %s\n", t.ID, strings.Join(t.Created, ", "))
 		}
 	}
 	for _, s := range r.Syncs {

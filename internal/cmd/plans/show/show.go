@@ -1,5 +1,6 @@
 // Package show is axlr-tui plans show: one plan with its tasks, waves,
-// task sessions, syncs, changed files and the questions its workers asked.
+// task sessions, syncs, changed files, the questions its workers asked and
+// what was put back and left of a task that did not finish.
 package show
 
 import (
@@ -40,8 +41,9 @@ func NewCmdShow(f *factory.Factory, runF func(context.Context, *ShowOptions) err
 		Use:   "show ID",
 		Short: "Print one plan: its tasks, waves, task sessions, syncs and changed files",
 		Long: `Print one plan: its fields, each task with its wave, status, session and
-changed files, the questions its task workers asked, and each sync. With
---json, the record on one line.
+changed files, the questions its task workers asked, the scope files put
+back as they were for a task that did not finish and the files it created,
+left in place, and each sync. With --json, the record on one line.
 ` + shared.RecordHelp() + "\n\n" + cmdutil.ExitHelp,
 		Args: cmdutil.ExactArgs(1, shared.Usage("show ID [--json]")),
 		RunE: func(cmd *cobra.Command, args []string) error {
