@@ -108,36 +108,6 @@ func recoverToMerge(ctx context.Context, t *testing.T, c *client.Client, id stri
 	}
 }
 
-// recoveredOnce checks what a recovery must leave: the job completed on
-// the instance it was interrupted in, which MADE holds COMPLETED with each
-// step completed in the definition's order; reproduce handed back once;
-// one pull request, one merge.
-func recoveredOnce(t *testing.T, e *env, d *inProcess, gh *githubtest.Server, h *handBacks, before, done jobs.Record, at string) {
-	t.Helper()
-	captureWorkflow(t, e, workflows.JobWorkflowID(done.ID), "job_resumed_"+at)
-	if done.Instance != before.Instance || done.MergeSHA == "" || !strings.Contains(done.Recovery, "continued instance "+before.Instance+" at "+at) {
-		t.Fatalf("recovered record: instance %s (interrupted in %s), merge %q, recovery %q", done.Instance, before.Instance, done.MergeSHA, done.Recovery)
-	}
-	if n := h.count("reproduce"); n != 1 {
-		t.Fatalf("reproduce handed back %d times", n)
-	}
-	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
-		t.Fatalf("forge calls %+v", calls)
-	}
-	d.stop()
-	inst := madeInstance(t, e, before.Instance)
-	var order []string
-	for _, s := range inst.Steps {
-		order = append(order, s.StepID)
-		if s.Status != made.StepCompleted {
-			t.Errorf("MADE step %s is %s", s.StepID, s.Status)
-		}
-	}
-	if got := strings.Join(order, " "); got != "reproduce diagnose repair propose watch decide merge" || inst.CurrentState != "COMPLETED" {
-		t.Fatalf("MADE instance %s: steps %s", inst.CurrentState, got)
-	}
-}
-
 // decision is the person's approval of what a record waits for.
 func decision(rec jobs.Record, kind jobs.PendingKind) workflows.JobDecision {
 	return workflows.JobDecision{Job: rec.ID, Kind: kind, Approve: true}
@@ -145,7 +115,7 @@ func decision(rec jobs.Record, kind jobs.PendingKind) workflows.JobDecision {
 
 // startRepair admits the person's repair and starts it with the settings
 // of jobSettings, approving its check command.
-func startRepair(ctx context.Context, t *testing.T, e *env, c *client.Client) jobs.Record {
+func startRepair(ctx context.Context, t *testing.T, c *client.Client) jobs.Record {
 	t.Helper()
 	rec, err := c.LaunchJob(ctx, workflows.LaunchRequest{Kind: jobs.Repair, Brief: "TestParse fails on empty input", Model: "m"})
 	if err != nil {
@@ -158,79 +128,130 @@ func startRepair(ctx context.Context, t *testing.T, e *env, c *client.Client) jo
 	return rec
 }
 
+// recovery is a repair's world for an interruption test: the GitHub fake,
+// the scripted model counting hand-backs, axlrd in this process and a
+// client of it.
+type recovery struct {
+	t    *testing.T
+	h    *handBacks
+	gh   *githubtest.Server
+	repo *githubtest.Repository
+	e    *env
+	d    *inProcess
+	c    *client.Client
+}
+
+// newRecovery starts the world with checks that register after afterReads
+// reads; holdDiagnose holds the model's first diagnose.
+func newRecovery(t *testing.T, holdDiagnose bool, afterReads int) *recovery {
+	t.Helper()
+	w := &recovery{t: t, h: newHandBacks(t, holdDiagnose)}
+	w.gh, w.repo, w.e = repairEnvWith(t, afterReads, w.h.reply)
+	jobSettings(w.e, w.gh.URL, w.repo.Path())
+	w.d = w.e.start()
+	w.c = dialAxlrd(t, w.e)
+	return w
+}
+
+// interruptAt interrupts the job and checks the step it stood at.
+func (w *recovery) interruptAt(ctx context.Context, id, step string) jobs.Record {
+	w.t.Helper()
+	before := interrupt(ctx, w.t, w.c, id)
+	if before.Step != step {
+		w.t.Fatalf("interrupted at %q, want %s", before.Step, step)
+	}
+	return before
+}
+
+// recoveredOnce checks what a recovery must leave: the job completed on
+// the instance it was interrupted in, which MADE holds COMPLETED with each
+// step completed in the definition's order; reproduce handed back once;
+// one pull request, one merge.
+func (w *recovery) recoveredOnce(before, done jobs.Record, at string) {
+	t := w.t
+	t.Helper()
+	captureWorkflow(t, w.e, workflows.JobWorkflowID(done.ID), "job_resumed_"+at)
+	if done.Instance != before.Instance || done.MergeSHA == "" || !strings.Contains(done.Recovery, "continued instance "+before.Instance+" at "+at) {
+		t.Fatalf("recovered record: instance %s (interrupted in %s), merge %q, recovery %q", done.Instance, before.Instance, done.MergeSHA, done.Recovery)
+	}
+	if n := w.h.count("reproduce"); n != 1 {
+		t.Fatalf("reproduce handed back %d times", n)
+	}
+	if calls := w.gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	w.d.stop()
+	inst := madeInstance(t, w.e, before.Instance)
+	var order []string
+	for _, s := range inst.Steps {
+		order = append(order, s.StepID)
+		if s.Status != made.StepCompleted {
+			t.Errorf("MADE step %s is %s", s.StepID, s.Status)
+		}
+	}
+	if got := strings.Join(order, " "); got != "reproduce diagnose repair propose watch decide merge" || inst.CurrentState != "COMPLETED" {
+		t.Fatalf("MADE instance %s: steps %s", inst.CurrentState, got)
+	}
+}
+
 // TestRecoverDuringDiagnose interrupts a repair while the model works its
 // diagnose step: the recovery goes on in the same instance at diagnose,
 // reproduce neither runs nor asks for its command again.
 func TestRecoverDuringDiagnose(t *testing.T) {
-	h := newHandBacks(t, true)
-	gh, repo, e := repairEnvWith(t, 1, h.reply)
-	jobSettings(e, gh.URL, repo.Path())
-	d := e.start()
-	c := dialAxlrd(t, e)
+	w := newRecovery(t, true, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	rec := startRepair(ctx, t, e, c)
+	rec := startRepair(ctx, t, w.c)
 	select {
-	case <-h.inStep:
+	case <-w.h.inStep:
 	case <-ctx.Done():
 		t.Fatal("the model never worked diagnose")
 	}
-	before := interrupt(ctx, t, c, rec.ID)
-	if before.Step != "diagnose" {
-		t.Fatalf("interrupted at %q, want diagnose", before.Step)
-	}
-	done := recoverToMerge(ctx, t, c, rec.ID)
-	if n := h.count("diagnose"); n != 1 {
+	before := w.interruptAt(ctx, rec.ID, "diagnose")
+	done := recoverToMerge(ctx, t, w.c, rec.ID)
+	if n := w.h.count("diagnose"); n != 1 {
 		t.Fatalf("diagnose handed back %d times after the recovery", n)
 	}
-	recoveredOnce(t, e, d, gh, h, before, done, "diagnose")
+	w.recoveredOnce(before, done, "diagnose")
 }
 
 // TestRecoverAfterThePush interrupts a repair whose branch is pushed while
 // the forge refuses to open its pull request: the recovery goes on in
 // propose, finds its commit made and opens the one pull request.
 func TestRecoverAfterThePush(t *testing.T) {
-	h := newHandBacks(t, false)
-	gh, repo, e := repairEnvWith(t, 1, h.reply)
-	jobSettings(e, gh.URL, repo.Path())
-	d := e.start()
-	c := dialAxlrd(t, e)
+	w := newRecovery(t, false, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 4)
-	rec := startRepair(ctx, t, e, c)
-	waitBranch(ctx, t, repo, "repair/"+rec.ID)
-	before := interrupt(ctx, t, c, rec.ID)
-	if before.Step != "propose" || before.PullRequest != 0 {
-		t.Fatalf("interrupted at %q with pull request %d, want propose and none", before.Step, before.PullRequest)
+	w.gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 4)
+	rec := startRepair(ctx, t, w.c)
+	waitBranch(ctx, t, w.repo, "repair/"+rec.ID)
+	before := w.interruptAt(ctx, rec.ID, "propose")
+	if before.PullRequest != 0 {
+		t.Fatalf("interrupted with pull request %d, want none yet", before.PullRequest)
 	}
-	pushed, err := repo.Head("repair/" + rec.ID)
+	pushed, err := w.repo.Head("repair/" + rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := recoverToMerge(ctx, t, c, rec.ID)
+	done := recoverToMerge(ctx, t, w.c, rec.ID)
 	if done.HeadSHA != pushed {
 		t.Fatalf("the pull request's head %s is not the commit pushed before the interruption, %s", done.HeadSHA, pushed)
 	}
-	recoveredOnce(t, e, d, gh, h, before, done, "propose")
+	w.recoveredOnce(before, done, "propose")
 }
 
 // TestRecoverDuringTheWatch interrupts a repair while its pull request's
 // checks are pending: the recovery goes on watching the same pull request.
 func TestRecoverDuringTheWatch(t *testing.T) {
-	h := newHandBacks(t, false)
-	gh, repo, e := repairEnvWith(t, 12, h.reply)
-	jobSettings(e, gh.URL, repo.Path())
-	d := e.start()
-	c := dialAxlrd(t, e)
+	w := newRecovery(t, false, 12)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	rec := startRepair(ctx, t, e, c)
+	rec := startRepair(ctx, t, w.c)
 	for {
-		r, err := c.JobNow(ctx, rec.ID)
+		r, err := w.c.JobNow(ctx, rec.ID)
 		if err == nil && r.Step == "watch" && r.PullRequest != 0 {
 			break
 		}
@@ -239,36 +260,26 @@ func TestRecoverDuringTheWatch(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	before := interrupt(ctx, t, c, rec.ID)
-	if before.Step != "watch" {
-		t.Fatalf("interrupted at %q, want watch", before.Step)
-	}
-	done := recoverToMerge(ctx, t, c, rec.ID)
+	before := w.interruptAt(ctx, rec.ID, "watch")
+	done := recoverToMerge(ctx, t, w.c, rec.ID)
 	if done.PullRequest != before.PullRequest {
 		t.Fatalf("pull request #%d, interrupted watching #%d", done.PullRequest, before.PullRequest)
 	}
-	recoveredOnce(t, e, d, gh, h, before, done, "watch")
+	w.recoveredOnce(before, done, "watch")
 }
 
 // TestRecoverAtTheMergeDecision interrupts a repair that waits for its
 // merge decision: the recovery waits for it again, and the person's
 // approval merges the one pull request.
 func TestRecoverAtTheMergeDecision(t *testing.T) {
-	h := newHandBacks(t, false)
-	gh, repo, e := repairEnvWith(t, 1, h.reply)
-	jobSettings(e, gh.URL, repo.Path())
-	d := e.start()
-	c := dialAxlrd(t, e)
+	w := newRecovery(t, false, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	rec := startRepair(ctx, t, e, c)
-	waitJob(ctx, t, c, rec.ID, jobs.AwaitingMerge)
-	before := interrupt(ctx, t, c, rec.ID)
-	if before.Step != "decide" {
-		t.Fatalf("interrupted at %q, want decide", before.Step)
-	}
-	tc, err := sdkclient.Dial(sdkclient.Options{HostPort: e.address(), Logger: quiet{}})
+	rec := startRepair(ctx, t, w.c)
+	waitJob(ctx, t, w.c, rec.ID, jobs.AwaitingMerge)
+	before := w.interruptAt(ctx, rec.ID, "decide")
+	tc, err := sdkclient.Dial(sdkclient.Options{HostPort: w.e.address(), Logger: quiet{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +288,7 @@ func TestRecoverAtTheMergeDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := recoverToMerge(ctx, t, c, rec.ID)
-	captureRun(t, e, workflows.JobWorkflowID(rec.ID), desc.WorkflowExecutionInfo.Execution.RunId, "job_interrupted_decide")
-	recoveredOnce(t, e, d, gh, h, before, done, "decide")
+	done := recoverToMerge(ctx, t, w.c, rec.ID)
+	captureRun(t, w.e, workflows.JobWorkflowID(rec.ID), desc.WorkflowExecutionInfo.Execution.RunId, "job_interrupted_decide")
+	w.recoveredOnce(before, done, "decide")
 }
