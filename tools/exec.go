@@ -9,10 +9,13 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/underpass-ai/axlr/sandbox"
 )
 
 // pipeDrainWait bounds the wait for the output pipes to close once the
@@ -43,6 +46,11 @@ type ExecOutput struct {
 	// Truncated is true when output was discarded or when a background
 	// child still held the output pipes after the program exited.
 	Truncated bool `json:"truncated"`
+	// Sandbox says how the program ran, when the workspace has a sandbox:
+	// "landlock ABI N", or "none: <why>"; SandboxNote is AXLR's line on a
+	// failure that reads as a path the sandbox refused.
+	Sandbox     string `json:"sandbox,omitempty"`
+	SandboxNote string `json:"sandbox_note,omitempty"`
 }
 
 type execRequest struct {
@@ -106,12 +114,20 @@ func (w *Workspace) exec(ctx context.Context, r execRequest) (ExecOutput, *Error
 		return ExecOutput{}, perr
 	}
 
+	if b := w.box; b != nil && b.Refused != "" {
+		return ExecOutput{}, newError(CodeStartFailed, "%s was not started: %s", quote(r.program), b.Refused)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(r.timeoutMS)*time.Millisecond)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, prog, r.args...)
 	cmd.Args[0] = r.program
 	cmd.Env = w.env
 	cmd.Dir = filepath.Join(w.dir, r.cwd)
+	cleanup, perr := w.confine(cmd)
+	if perr != nil {
+		return ExecOutput{}, perr
+	}
+	defer cleanup()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 
@@ -152,14 +168,21 @@ func (w *Workspace) exec(ctx context.Context, r execRequest) (ExecOutput, *Error
 
 	ps := cmd.ProcessState
 	if ps != nil && ps.Exited() {
-		return ExecOutput{
+		out := ExecOutput{
 			ExitCode:       ps.ExitCode(),
 			Stdout:         strings.ToValidUTF8(string(c.stdout), "\uFFFD"),
 			Stderr:         strings.ToValidUTF8(string(c.stderr), "\uFFFD"),
 			CapturedBytes:  c.captured,
 			DiscardedBytes: c.discarded,
 			Truncated:      c.discarded > 0 || held,
-		}, nil
+		}
+		if b := w.box; b != nil {
+			out.Sandbox = b.Plan.Status()
+			if b.Plan.ABI > 0 && out.ExitCode != 0 {
+				out.SandboxNote = sandbox.Denied(out.Stderr + out.Stdout)
+			}
+		}
+		return out, nil
 	}
 	if e := stopped(ctx, runCtx, r); e != nil {
 		return ExecOutput{}, e
@@ -324,4 +347,31 @@ func (c *capture) keep(dst *[]byte, b []byte) {
 	*dst = append(*dst, b[:k]...)
 	c.captured += k
 	c.discarded += int64(len(b)) - k
+}
+
+// confine makes cmd run under the workspace's sandbox, when it has one
+// that confines: the workspace and a private TMPDIR (removed by the
+// returned cleanup) are writable, the system's directories and the
+// sandbox's reads readable, nothing else.
+func (w *Workspace) confine(cmd *exec.Cmd) (func(), *Error) {
+	b := w.box
+	if b == nil || b.Plan.ABI == 0 {
+		return func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "axlr-exec-")
+	if err != nil {
+		return nil, newError(CodeStartFailed, "create the command's TMPDIR: %v", err)
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	cmd.Env = append(slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+	rules := sandbox.Rules{
+		Read:    slices.Concat(sandbox.SystemReads, []string{w.dir}, b.Read),
+		Write:   slices.Concat([]string{w.dir, tmp}, b.Write),
+		Connect: b.Connect,
+	}.Clean()
+	if err := sandbox.Wrap(cmd, rules); err != nil {
+		cleanup()
+		return nil, newError(CodeStartFailed, "%v", err)
+	}
+	return cleanup, nil
 }

@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/underpass-ai/axlr/sandbox"
 )
 
 // Names of the six tools as the worker protocol calls them.
@@ -153,6 +155,23 @@ type Options struct {
 	// Env is the complete environment of exec children (KEY=VALUE). Nil means
 	// RestrictedEnv(os.Environ()).
 	Env []string
+	// Sandbox confines exec children; nil runs them unconfined, and their
+	// output says nothing of a sandbox.
+	Sandbox *Sandbox
+}
+
+// Sandbox is how exec children are confined: the plan the mode and the
+// kernel decided (sandbox.Decide), or why none may run (Refused: a
+// required sandbox the kernel cannot give), and what each child may reach
+// beside the workspace, a private TMPDIR and the system's directories.
+type Sandbox struct {
+	Plan    sandbox.Plan
+	Refused string
+	// Read are directories a child may read (the Go toolchain, its module
+	// cache, tools.sandbox_read); Write those it may also write (the
+	// caches named by tools.sandbox_write).
+	Read, Write []string
+	Connect     []uint16
 }
 
 // Workspace confines every file operation to one directory through os.Root,
@@ -161,6 +180,7 @@ type Workspace struct {
 	dir  string
 	root *os.Root
 	env  []string
+	box  *Sandbox
 	// mu serializes write and edit so that their compare-and-replace is
 	// atomic among the callers of this Workspace.
 	mu sync.Mutex
@@ -187,7 +207,7 @@ func Open(dir string, opts Options) (*Workspace, error) {
 	if env == nil {
 		env = RestrictedEnv(os.Environ())
 	}
-	return &Workspace{dir: abs, root: root, env: append([]string{}, env...)}, nil
+	return &Workspace{dir: abs, root: root, env: append([]string{}, env...), box: opts.Sandbox}, nil
 }
 
 // Close releases the workspace directory.

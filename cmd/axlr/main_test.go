@@ -27,7 +27,8 @@ func TestBinary(t *testing.T) {
 	flags := []string{"--root", dir, "--profile", "trusted-local", "--env", "PATH=" + os.Getenv("PATH")}
 
 	t.Run("SIGTERM cancels", func(t *testing.T) {
-		fifo := filepath.Join(t.TempDir(), "started")
+		// In the workspace: the sandbox lets the program write nowhere else.
+		fifo := filepath.Join(dir, "started")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/plugins"
+	"github.com/underpass-ai/axlr/sandbox"
 	"github.com/underpass-ai/axlr/tools"
 )
 
@@ -38,6 +39,7 @@ const (
 
 const usage = `usage: axlr --root DIR --profile trusted-local [--env KEY=VALUE]...
             [--plugin /ABS/MANIFEST.json]... [--plugin-env ID:KEY=VALUE]...
+            [--sandbox auto|required|off]
 
 axlr reads one JSON request on stdin, runs one workspace tool and writes one
 JSON response on stdout:
@@ -47,6 +49,12 @@ JSON response on stdout:
 --env values are the complete environment of exec children: without --env
 they get no variable at all, not even PATH or HOME, so that a bare program
 name is not found; pass --env PATH=... or name the program by its path.
+
+--sandbox confines exec children with Landlock as axlrd does (default
+auto: where the kernel offers it): they read --root, the system's
+directories and the Go toolchain, and write only --root and their own
+TMPDIR; required refuses exec on a kernel without Landlock; off runs
+them unconfined. exec's output says how the program ran ("sandbox").
 
 Tools: read, write, edit, exec, search, list, and for MCP plugins
 plugins.list (arguments {}) and plugins.call (plugin_id, tool_name and an
@@ -110,6 +118,8 @@ type config struct {
 	env []string
 	// plugins are the --plugin manifests with their --plugin-env values.
 	plugins []plugins.Plugin
+	// sandbox is --sandbox.
+	sandbox sandbox.Mode
 }
 
 // run is the worker: flags in args, the request on stdin, the response on
@@ -127,7 +137,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	// A non-nil Env: tools.Open would take nil for the restricted
 	// environment of this process.
-	ws, err := tools.Open(cfg.root, tools.Options{Env: cfg.env})
+	box, _ := tools.NewSandbox(tools.SandboxConfig{Mode: cfg.sandbox}, cfg.env)
+	ws, err := tools.Open(cfg.root, tools.Options{Env: cfg.env, Sandbox: box})
 	if err != nil {
 		fmt.Fprintf(stderr, "axlr: --root must name an existing workspace directory: %v\n", err)
 		return exitFatal
@@ -191,13 +202,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(io.Discard)
 	var (
 		cfg                        config
-		prof                       string
+		prof, mode                 string
 		env, manifests, pluginEnvs stringList
 	)
 	fs.StringVar(&cfg.root, "root", "", "workspace directory (required)")
 	fs.StringVar(&prof, "profile", "", "execution profile; must be trusted-local")
 	fs.Var(&env, "env", "KEY=VALUE of the exec environment; repeatable; the complete environment (none without --env)")
 	fs.Var(&manifests, "plugin", "absolute path of an MCP plugin manifest (version 1); repeatable")
+	fs.StringVar(&mode, "sandbox", "auto", "confine exec children with Landlock: auto, required or off")
 	fs.Var(&pluginEnvs, "plugin-env", "ID:KEY=VALUE of the environment of stdio plugin ID; repeatable; the complete environment (none without it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -222,6 +234,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	cfg.env = append([]string{}, env...)
 	var err error
+	if cfg.sandbox, err = sandbox.ParseMode(mode); err != nil {
+		return config{}, fmt.Errorf("--sandbox: %w", err)
+	}
 	if cfg.plugins, err = parsePlugins(manifests, pluginEnvs); err != nil {
 		return config{}, err
 	}

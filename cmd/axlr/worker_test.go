@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/sandbox"
 	"github.com/underpass-ai/axlr/tools"
 )
 
@@ -326,11 +327,18 @@ func TestRunEnv(t *testing.T) {
 	}
 	// --env is the complete environment: without it, no variable at all,
 	// not even PATH or HOME.
-	if got := envOf(flags); got != "" {
+	off := append(slices.Clone(flags), "--sandbox", "off")
+	if got := envOf(off); got != "" {
 		t.Errorf("without --env the child gets %q, want no variable", got)
 	}
-	if got := envOf(append(flags, "--env", "A=1", "--env", "B=two=2")); got != "A=1\nB=two=2\n" {
+	if got := envOf(append(off, "--env", "A=1", "--env", "B=two=2")); got != "A=1\nB=two=2\n" {
 		t.Errorf("with --env the child gets %q", got)
+	}
+	// A confined child gets its own TMPDIR beside them, and nothing else.
+	if abi, _ := sandbox.ABI(); abi > 0 {
+		if got := envOf(flags); !strings.HasPrefix(got, "TMPDIR=") || !strings.Contains(got, "axlr-exec-") || strings.Count(got, "\n") != 1 {
+			t.Errorf("a confined child without --env gets %q, want its TMPDIR only", got)
+		}
 	}
 	// So a bare program name is not found without a PATH.
 	r := runWorker(t.Context(), flags, reqJSON("bare", "exec", map[string]any{"program": "env"}))
@@ -343,9 +351,10 @@ func TestRunEnv(t *testing.T) {
 // TestRunCancel cancels the worker's context, as SIGTERM does, while a
 // program runs.
 func TestRunCancel(t *testing.T) {
-	_, flags := workspace(t)
+	dir, flags := workspace(t)
 	flags = withPath(flags)
-	fifo := filepath.Join(t.TempDir(), "started")
+	// In the workspace: the sandbox lets the program write nowhere else.
+	fifo := filepath.Join(dir, "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -540,5 +549,35 @@ func TestRunPreconditions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunSandbox: --sandbox confines exec children over --root as axlrd
+// does: a write outside the workspace is refused under auto and runs
+// under off; a mode it does not know is a bad command line.
+func TestRunSandbox(t *testing.T) {
+	if abi, err := sandbox.ABI(); abi < 1 {
+		t.Skipf("the kernel offers no Landlock: %v", err)
+	}
+	_, flags := workspace(t)
+	flags = withPath(flags)
+	outside := filepath.Join(t.TempDir(), "out.txt")
+	write := reqJSON("w", "exec", map[string]any{"program": "sh", "args": []string{"-c", "echo x > " + outside}})
+	for _, tt := range []struct {
+		mode    []string
+		exit    int
+		sandbox string
+	}{{nil, 2, "landlock ABI"}, {[]string{"--sandbox", "off"}, 0, "none: tools.sandbox is off"}} {
+		r := runWorker(t.Context(), append(slices.Clone(flags), tt.mode...), write)
+		var out tools.ExecOutput
+		if err := json.Unmarshal(decodeResponse(t, r.stdout).Output, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.ExitCode != tt.exit || !strings.HasPrefix(out.Sandbox, tt.sandbox) {
+			t.Errorf("%v: %+v", tt.mode, out)
+		}
+	}
+	if r := runWorker(t.Context(), append(flags, "--sandbox", "strict"), write); r.code != exitFatal || !strings.Contains(r.stderr, `--sandbox: unknown sandbox mode "strict": use auto, required or off`) {
+		t.Errorf("--sandbox strict: exit %d %s", r.code, r.stderr)
 	}
 }

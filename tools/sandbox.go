@@ -1,0 +1,89 @@
+package tools
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/underpass-ai/axlr/sandbox"
+)
+
+// SandboxConfig is tools.sandbox and its lists, as settings hold them.
+type SandboxConfig struct {
+	Mode sandbox.Mode
+	Read []string
+	// Write nil is the default: the Go build cache.
+	Write   *[]string
+	Connect []int
+}
+
+// NewSandbox decides how exec children run under cfg on this kernel, for
+// children with environment env: confined (Landlock), unconfined with
+// the reason, or refused (required without Landlock). The Go toolchain
+// and its module cache, as go env names them in env, are readable, and
+// its build cache writable unless cfg.Write says otherwise. It also
+// returns what axlrd's log should warn of: a sandbox that does not
+// confine.
+func NewSandbox(cfg SandboxConfig, env []string) (*Sandbox, string) {
+	abi, why := sandbox.ABI()
+	plan, err := sandbox.Decide(cfg.Mode, abi, why)
+	if err != nil {
+		return &Sandbox{Refused: err.Error()}, err.Error() + ": every command the model runs, and every check, is refused"
+	}
+	b := &Sandbox{Plan: plan, Read: cfg.Read}
+	for _, p := range cfg.Connect {
+		b.Connect = append(b.Connect, uint16(p))
+	}
+	goenv := goEnv(env)
+	b.Read = append(b.Read, goenv["GOROOT"], goenv["GOMODCACHE"])
+	if cfg.Write != nil {
+		b.Write = *cfg.Write
+	} else if c := goenv["GOCACHE"]; c != "" && c != "off" {
+		b.Write = []string{c}
+	}
+	if plan.ABI == 0 {
+		return b, "commands run unconfined: " + plan.Why
+	}
+	return b, ""
+}
+
+// goEnv is what go env says of the toolchain's directories for children
+// with environment env; empty when go is not installed there.
+func goEnv(env []string) map[string]string {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	out := map[string]string{}
+	goBin := ""
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			continue
+		}
+		if p, err := exec.LookPath(dir + "/go"); err == nil {
+			goBin = p
+			break
+		}
+	}
+	if goBin == "" {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "env", "GOROOT", "GOMODCACHE", "GOCACHE")
+	cmd.Env = env
+	b, err := cmd.Output()
+	if err != nil {
+		return out
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	for i, k := range []string{"GOROOT", "GOMODCACHE", "GOCACHE"} {
+		if i < len(lines) {
+			out[k] = strings.TrimSpace(lines[i])
+		}
+	}
+	return out
+}
