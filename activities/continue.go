@@ -70,7 +70,7 @@ func (a *Session) ContinueSession(ctx context.Context, in workflows.ContinueSess
 	}); err != nil {
 		return workflows.ContinueSessionResult{}, err
 	}
-	if err := a.appendMessage(succ, keySystem, messageData{Message: agent.Message{Role: "system", Content: systemPrompt(meta.Root)}}); err != nil {
+	if err := a.appendMessage(succ, keySystem, messageData{Message: agent.Message{Role: "system", Content: systemPrompt(meta.Root, a.Workspaces.sandbox())}}); err != nil {
 		return workflows.ContinueSessionResult{}, err
 	}
 	if err := a.appendMessage(succ, keyContinuation, messageData{Message: agent.Message{Role: "user", Content: note}, Prompt: true}); err != nil {

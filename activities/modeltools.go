@@ -265,7 +265,7 @@ func preview(obj map[string]json.RawMessage) json.RawMessage {
 
 // systemPrompt is the first message of every session. It names nothing that
 // changes during the session, so a provider's prompt cache survives.
-func systemPrompt(root string) string {
+func systemPrompt(root string, box *tools.Sandbox) string {
 	return `You are AXLR, a coding agent working for a person in the workspace ` + root + `.
 
 You act through tools: local_read, local_search and local_list read the workspace; local_write, local_edit and local_exec change it. Paths are relative to the workspace.
@@ -274,5 +274,15 @@ You act through tools: local_read, local_search and local_list read the workspac
 - Give a short "why" with every write, edit and command: the person may be asked to approve it.
 - Other tools may be offered: web_fetch and web_search read the web; an MCP plugin's tools are named <plugin>__<tool>, and axlr_tools lists them.
 - A call the execution's policy forbids, or the person denies, returns the reason: do not repeat it unchanged.
-When the work is done, answer the person briefly: what you did and what you found.`
+` + sandboxLine(box) + `When the work is done, answer the person briefly: what you did and what you found.`
+}
+
+// sandboxLine tells the model once, in the system prompt, what a
+// confined command may reach, so it does not retry a denied path; empty
+// when commands run unconfined.
+func sandboxLine(box *tools.Sandbox) string {
+	if box == nil || box.Plan.ABI == 0 {
+		return ""
+	}
+	return "- Commands run in a sandbox (Landlock): they read the workspace, the system's directories and the toolchain, write only the workspace and $TMPDIR, and connect to no port the settings do not list. Anything else (your home, other repositories, the network) answers Permission denied: do not retry it; tell the person, who can allow it in settings.\n"
 }

@@ -91,6 +91,9 @@ var _ workflows.SessionActivities = (*Session)(nil)
 type Workspaces struct {
 	// Env is the complete environment of local_exec children.
 	Env []string
+	// Sandbox confines them and the checks (tools.sandbox); nil runs them
+	// unconfined.
+	Sandbox *tools.Sandbox
 
 	mu   sync.Mutex
 	open map[string]*tools.Workspace
@@ -106,7 +109,7 @@ func (w *Workspaces) Get(root string) (*tools.Workspace, error) {
 	if err := checkRoot(root); err != nil {
 		return nil, err
 	}
-	ws, err := tools.Open(root, tools.Options{Env: w.Env})
+	ws, err := tools.Open(root, tools.Options{Env: w.Env, Sandbox: w.Sandbox})
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("open workspace %s: %v", root, err), workflows.ErrTypeBadRequest, err)
 	}
@@ -115,6 +118,14 @@ func (w *Workspaces) Get(root string) (*tools.Workspace, error) {
 	}
 	w.open[root] = ws
 	return ws, nil
+}
+
+// sandbox is the workspaces' sandbox; nil for no Workspaces.
+func (w *Workspaces) sandbox() *tools.Sandbox {
+	if w == nil {
+		return nil
+	}
+	return w.Sandbox
 }
 
 // Close closes every workspace opened.
@@ -172,7 +183,7 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 		if _, err := appendEvent(log, evCreated, keyCreated, createdData{Root: root, Mode: in.Mode, Model: model}); err != nil {
 			return workflows.BeginTurnResult{}, err
 		}
-		if err := a.appendMessage(log, keySystem, messageData{Message: agent.Message{Role: "system", Content: systemPrompt(root)}}); err != nil {
+		if err := a.appendMessage(log, keySystem, messageData{Message: agent.Message{Role: "system", Content: systemPrompt(root, a.Workspaces.sandbox())}}); err != nil {
 			return workflows.BeginTurnResult{}, err
 		}
 	}

@@ -237,7 +237,15 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	}
 	d.add("MADE", engine.Close)
 	publishPinned(ctx, engine, d.log)
-	workspaces := &activities.Workspaces{Env: tools.RestrictedEnv(o.Environ)}
+	env := tools.RestrictedEnv(o.Environ)
+	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
+		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect}, env)
+	if warning != "" {
+		d.log.Warn().Str("setting", "tools.sandbox").Msg(warning)
+	} else {
+		d.log.Info().Str("sandbox", box.Plan.Status()).Msg("commands run confined")
+	}
+	workspaces := &activities.Workspaces{Env: env, Sandbox: box}
 	d.add("the workspaces", workspaces.Close)
 	acts := &activities.Session{Store: store, Model: agent.NewClient(providerConfig(&set.Settings, o.Getenv)), Settings: ss,
 		Workspaces: workspaces, Hosts: hosts, Log: d.log}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/sandbox"
 )
 
 // MaxSize is the largest settings file accepted.
@@ -205,6 +206,49 @@ type Tools struct {
 	// Web offers web_fetch and web_search (default true); a session may
 	// still remove them (axlr-tui --web=false).
 	Web *bool `json:"web,omitempty"`
+	// Sandbox confines the commands the model runs and the checks:
+	// auto (default), required or off (package sandbox).
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxRead are directories a confined command may also read, and
+	// SandboxWrite those it may also write (absent: the Go build cache,
+	// so go test builds; present, even empty, it replaces that).
+	// SandboxConnect are the TCP ports it may connect to (Landlock ABI 4
+	// and later; default none).
+	SandboxRead    []string  `json:"sandbox_read,omitempty"`
+	SandboxWrite   *[]string `json:"sandbox_write,omitempty"`
+	SandboxConnect []int     `json:"sandbox_connect,omitempty"`
+}
+
+// SandboxMode is tools.sandbox, read (validate refused any other value).
+func (t Tools) SandboxMode() sandbox.Mode {
+	m, _ := sandbox.ParseMode(t.Sandbox)
+	return m
+}
+
+func (t Tools) validate() error {
+	if _, err := sandbox.ParseMode(t.Sandbox); err != nil {
+		return fmt.Errorf("tools.sandbox: %w", err)
+	}
+	var writes []string
+	if t.SandboxWrite != nil {
+		writes = *t.SandboxWrite
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"tools.sandbox_read", t.SandboxRead}, {"tools.sandbox_write", writes}} {
+		for _, p := range l.paths {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("%s holds %q: each entry is an absolute path", l.key, p)
+			}
+		}
+	}
+	for _, p := range t.SandboxConnect {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("tools.sandbox_connect holds %d: each entry is a TCP port, 1 to 65535", p)
+		}
+	}
+	return nil
 }
 
 // Plugin registers an MCP plugin by its manifest (version 1).
@@ -466,6 +510,9 @@ func (l *Loaded) validate() error {
 		}
 	}
 	if err := l.Repair.validate(); err != nil {
+		return err
+	}
+	if err := l.Tools.validate(); err != nil {
 		return err
 	}
 	if err := inRange("jobs.max_active", l.Jobs.MaxActive, MaxMaxActive, DefaultMaxActive); err != nil {
