@@ -364,12 +364,7 @@ func (w *Workspace) confine(cmd *exec.Cmd) (func(), *Error) {
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
 	cmd.Env = append(slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
-	rules := sandbox.Rules{
-		Read:    slices.Concat(sandbox.SystemReads, []string{w.dir}, b.Read),
-		Write:   slices.Concat([]string{w.dir, tmp}, b.Write),
-		Connect: b.Connect,
-	}.Clean()
-	if err := sandbox.Wrap(cmd, rules); err != nil {
+	if err := sandbox.Wrap(cmd, b.rules(w.dir, tmp)); err != nil {
 		cleanup()
 		return nil, newError(CodeStartFailed, "%v", err)
 	}

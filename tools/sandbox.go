@@ -22,7 +22,8 @@ type SandboxConfig struct {
 // children with environment env: confined (Landlock), unconfined with
 // the reason, or refused (required without Landlock). The Go toolchain
 // and its module cache, as go env names them in env, are readable, and
-// its build cache writable unless cfg.Write says otherwise. It also
+// its build cache writable unless cfg.Write says otherwise; go env runs
+// at the first confined command, not here. It also
 // returns what axlrd's log should warn of: a sandbox that does not
 // confine.
 func NewSandbox(cfg SandboxConfig, env []string) (*Sandbox, string) {
@@ -35,12 +36,16 @@ func NewSandbox(cfg SandboxConfig, env []string) (*Sandbox, string) {
 	for _, p := range cfg.Connect {
 		b.Connect = append(b.Connect, uint16(p))
 	}
-	goenv := goEnv(env)
-	b.Read = append(b.Read, goenv["GOROOT"], goenv["GOMODCACHE"])
 	if cfg.Write != nil {
 		b.Write = *cfg.Write
-	} else if c := goenv["GOCACHE"]; c != "" && c != "off" {
-		b.Write = []string{c}
+	}
+	b.toolchain = func() (read, write []string) {
+		goenv := goEnv(env)
+		read = []string{goenv["GOROOT"], goenv["GOMODCACHE"]}
+		if c := goenv["GOCACHE"]; cfg.Write == nil && c != "" && c != "off" {
+			write = []string{c}
+		}
+		return read, write
 	}
 	if plan.ABI == 0 {
 		return b, "commands run unconfined: " + plan.Why

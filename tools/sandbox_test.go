@@ -12,14 +12,14 @@ import (
 
 // confinedFixture is newFixture with a sandbox that confines, or a skip
 // where the kernel offers no Landlock.
-func confinedFixture(t *testing.T, box Sandbox) *fixture {
+func confinedFixture(t *testing.T, box *Sandbox) *fixture {
 	t.Helper()
 	abi, err := sandbox.ABI()
 	if abi < 1 {
 		t.Skipf("the kernel offers no Landlock: %v", err)
 	}
 	box.Plan = sandbox.Plan{ABI: abi}
-	return newFixture(t, Options{Sandbox: &box})
+	return newFixture(t, Options{Sandbox: box})
 }
 
 // TestExecConfined: under the sandbox a command writes in the workspace
@@ -27,7 +27,7 @@ func confinedFixture(t *testing.T, box Sandbox) *fixture {
 // fails with the command's own error and AXLR's line; the output says how
 // it ran.
 func TestExecConfined(t *testing.T) {
-	f := confinedFixture(t, Sandbox{})
+	f := confinedFixture(t, &Sandbox{})
 	out := mustCall[ExecOutput](t, f.w, Exec, ExecArgs{Program: "/bin/sh", Args: []string{"-c", `echo in > in.txt && echo t > "$TMPDIR/t" && cat in.txt "$TMPDIR/t"`}})
 	if out.ExitCode != 0 || out.Stdout != "in\nt\n" || !strings.HasPrefix(out.Sandbox, "landlock ABI ") || out.SandboxNote != "" {
 		t.Fatalf("a write in the workspace: %+v", out)
@@ -59,7 +59,7 @@ func TestExecGoTestConfined(t *testing.T) {
 		}
 		env[k] = strings.TrimSpace(string(v))
 	}
-	f := confinedFixture(t, Sandbox{Read: []string{env["GOROOT"], env["GOMODCACHE"]}, Write: []string{env["GOCACHE"]}})
+	f := confinedFixture(t, &Sandbox{Read: []string{env["GOROOT"], env["GOMODCACHE"]}, Write: []string{env["GOCACHE"]}})
 	writeFile(t, filepath.Join(f.dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
 	writeFile(t, filepath.Join(f.dir, "m_test.go"), "package m\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n")
 	f.w.env = append(f.w.env, "GOCACHE="+env["GOCACHE"], "GOMODCACHE="+env["GOMODCACHE"], "GOTOOLCHAIN=local", "GOFLAGS=-count=1", "HOME="+t.TempDir())

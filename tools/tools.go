@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -172,6 +173,28 @@ type Sandbox struct {
 	// caches named by tools.sandbox_write).
 	Read, Write []string
 	Connect     []uint16
+
+	// toolchain finds what the Go toolchain adds to Read and Write, once,
+	// at the first confined command (NewSandbox's; nil adds nothing), so
+	// that a workspace that runs no command never asks go env.
+	toolchain       func() (read, write []string)
+	once            sync.Once
+	tcRead, tcWrite []string
+}
+
+// rules are what a confined command in dir, with its TMPDIR tmp, may
+// reach.
+func (b *Sandbox) rules(dir, tmp string) sandbox.Rules {
+	b.once.Do(func() {
+		if b.toolchain != nil {
+			b.tcRead, b.tcWrite = b.toolchain()
+		}
+	})
+	return sandbox.Rules{
+		Read:    slices.Concat(sandbox.SystemReads, []string{dir}, b.Read, b.tcRead),
+		Write:   slices.Concat([]string{dir, tmp}, b.Write, b.tcWrite),
+		Connect: b.Connect,
+	}.Clean()
 }
 
 // Workspace confines every file operation to one directory through os.Root,
