@@ -5,21 +5,21 @@
 //
 // The ruleset is applied in the child, before the program starts: Wrap
 // makes a command run this process's own executable as a launcher
-// (argv[1] is LauncherArg), whose init restricts itself with the rules and
-// then execs the program, which inherits the Landlock domain. axlrd itself
-// stays unconfined. Any binary that imports the package is a launcher,
-// test binaries included.
+// (argv[1] is launcher.Arg), whose init restricts itself with the rules
+// and then execs the program, which inherits the Landlock domain. axlrd
+// itself stays unconfined. Any binary that imports the package is a
+// launcher, test binaries included.
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/underpass-ai/axlr/sandbox/launcher"
 )
 
 // Mode is tools.sandbox: whether commands are confined.
@@ -47,35 +47,19 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown sandbox mode %q: use auto, required or off", s)
 }
 
-// Rules are what a confined command may reach: the directories it may
-// read (and execute from), those it may also write, and the TCP ports it
-// may connect to (on ABI 4 and later; none by default).
-type Rules struct {
-	Read    []string `json:"read,omitempty"`
-	Write   []string `json:"write,omitempty"`
-	Connect []uint16 `json:"connect,omitempty"`
-}
+// Rules are what a confined command may reach: the paths it may read
+// (and execute from), those it may also write, and the TCP ports it may
+// connect to (on ABI 4 and later; none by default).
+type Rules = launcher.Rules
 
 // SystemReads are the system's directories every confined command may
 // read: its programs, libraries and configuration, and the kernel's views
 // of itself that runtimes read.
 var SystemReads = []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev", "/run"}
 
-// LauncherArg is argv[1] of the launcher Wrap makes a command run.
-const LauncherArg = "__axlr_sandbox"
-
 // ABI is the Landlock ABI version the kernel offers (0 with the reason
-// when it offers none), read once.
-func ABI() (int, error) {
-	abiOnce.Do(func() { abiVersion, abiErr = kernelABI() })
-	return abiVersion, abiErr
-}
-
-var (
-	abiOnce    sync.Once
-	abiVersion int
-	abiErr     error
-)
+// when it offers none).
+func ABI() (int, error) { return launcher.ABI() }
 
 // Plan is how a command runs under a mode: confined (ABI > 0) or not, with
 // the reason.
@@ -119,18 +103,14 @@ func Decide(mode Mode, abi int, why error) (Plan, error) {
 }
 
 // Wrap makes cmd run its program under rules through the launcher: this
-// process's executable, re-executed with LauncherArg. cmd's Path, Args,
+// process's executable, re-executed as the launcher. cmd's Path, Args,
 // Env, Dir and everything else stay the program's.
 func Wrap(cmd *exec.Cmd, rules Rules) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("sandbox: find the launcher: %w", err)
 	}
-	spec, err := json.Marshal(rules)
-	if err != nil {
-		return fmt.Errorf("sandbox: encode the rules: %w", err)
-	}
-	cmd.Args = append([]string{"axlr-sandbox", LauncherArg, string(spec), cmd.Path}, cmd.Args...)
+	cmd.Args = append([]string{"axlr-sandbox"}, launcher.Args(rules, cmd.Path, cmd.Args)...)
 	cmd.Path = self
 	return nil
 }
@@ -146,9 +126,9 @@ func Denied(output string) string {
 	return "[AXLR] The sandbox (Landlock) may have refused that path: a command reads only the workspace, the system and the toolchain, and writes only the workspace and its TMPDIR; the person allows more with tools.sandbox_read and tools.sandbox_write in settings.json."
 }
 
-// Clean is rules with each list sorted and without duplicates or empty
-// paths, so a call's record reads the same whatever order it was built in.
-func (r Rules) Clean() Rules {
+// Clean is r with each list sorted and without duplicates or empty paths,
+// so a call's record reads the same whatever order it was built in.
+func Clean(r Rules) Rules {
 	clean := func(in []string) []string {
 		var out []string
 		for _, p := range in {

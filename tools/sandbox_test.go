@@ -80,29 +80,47 @@ func TestExecSandboxRefused(t *testing.T) {
 	}
 }
 
-// BenchmarkExecTrue is local_exec of true, unconfined and confined: what
-// the launcher adds to a command.
-func BenchmarkExecTrue(b *testing.B) {
-	abi, _ := sandbox.ABI()
-	for _, c := range []struct {
-		name string
-		box  *Sandbox
-	}{{"unconfined", nil}, {"landlock", &Sandbox{Plan: sandbox.Plan{ABI: abi}}}} {
-		b.Run(c.name, func(b *testing.B) {
-			if c.box != nil && abi < 1 {
-				b.Skip("the kernel offers no Landlock")
-			}
-			w, err := Open(b.TempDir(), Options{Sandbox: c.box})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
-			a := args(b, ExecArgs{Program: "/bin/true"})
-			for b.Loop() {
-				if _, err := w.Call(b.Context(), Exec, a); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+// TestExecHomeConfined: with the sandbox NewSandbox builds for a person's
+// HOME, git reads their global configuration (it refuses to run when that
+// file exists and cannot be read) and go its env file, while the
+// credentials beside them stay unread.
+func TestExecHomeConfined(t *testing.T) {
+	if abi, err := sandbox.ABI(); abi < 1 {
+		t.Skipf("the kernel offers no Landlock: %v", err)
+	}
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = Person\n\temail = p@example.com\n")
+	writeFile(t, filepath.Join(home, ".git-credentials"), "https://p:"+secret+"@github.com\n")
+	writeFile(t, filepath.Join(home, ".config", "git", "credentials"), "https://p:"+secret+"@example.com\n")
+	env := append(RestrictedEnv(os.Environ()), "HOME="+home, "XDG_CONFIG_HOME=")
+	box, warning := NewSandbox(SandboxConfig{Mode: sandbox.Required}, env)
+	if warning != "" {
+		t.Fatal(warning)
+	}
+	f := newFixture(t, Options{Env: env, Sandbox: box})
+	out := mustCall[ExecOutput](t, f.w, Exec, ExecArgs{Program: gitBin, Args: []string{"init", "-q", "."}})
+	if out.ExitCode != 0 {
+		t.Fatalf("git init under the sandbox: %+v", out)
+	}
+	out = mustCall[ExecOutput](t, f.w, Exec, ExecArgs{Program: gitBin, Args: []string{"config", "user.name"}})
+	if out.ExitCode != 0 || out.Stdout != "Person\n" {
+		t.Fatalf("git config user.name under the sandbox: %+v", out)
+	}
+	for _, p := range []string{".git-credentials", ".config/git/credentials"} {
+		out := mustCall[ExecOutput](t, f.w, Exec, ExecArgs{Program: "/bin/cat", Args: []string{filepath.Join(home, p)}})
+		if out.ExitCode == 0 || strings.Contains(out.Stdout, secret) || !strings.Contains(out.Stderr, "Permission denied") {
+			t.Fatalf("cat ~/%s: %+v", p, out)
+		}
+	}
+	if goBin, err := exec.LookPath("go"); err == nil {
+		writeFile(t, filepath.Join(home, ".config", "go", "env"), "GOFLAGS=-mod=mod\n")
+		out := mustCall[ExecOutput](t, f.w, Exec, ExecArgs{Program: goBin, Args: []string{"env", "GOFLAGS"}})
+		if out.ExitCode != 0 || out.Stdout != "-mod=mod\n" {
+			t.Fatalf("go env under the sandbox: %+v", out)
+		}
 	}
 }
