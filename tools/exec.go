@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -350,22 +349,13 @@ func (c *capture) keep(dst *[]byte, b []byte) {
 }
 
 // confine makes cmd run under the workspace's sandbox, when it has one
-// that confines: the workspace and a private TMPDIR (removed by the
-// returned cleanup) are writable, the system's directories and the
-// sandbox's reads readable, nothing else.
+// that confines (Sandbox.Confine).
 func (w *Workspace) confine(cmd *exec.Cmd) (func(), *Error) {
-	b := w.box
-	if b == nil || b.Plan.ABI == 0 {
+	if w.box == nil {
 		return func() {}, nil
 	}
-	tmp, err := os.MkdirTemp("", "axlr-exec-")
+	cleanup, err := w.box.Confine(cmd, w.dir)
 	if err != nil {
-		return nil, newError(CodeStartFailed, "create the command's TMPDIR: %v", err)
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	cmd.Env = append(slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
-	if err := sandbox.Wrap(cmd, b.rules(w.dir, tmp)); err != nil {
-		cleanup()
 		return nil, newError(CodeStartFailed, "%v", err)
 	}
 	return cleanup, nil

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -168,7 +169,7 @@ type Options struct {
 type Sandbox struct {
 	Plan    sandbox.Plan
 	Refused string
-	// Read are directories a child may read (the Go toolchain, its module
+	// Read are paths a child may read (the Go toolchain, its module
 	// cache, tools.sandbox_read); Write those it may also write (the
 	// caches named by tools.sandbox_write).
 	Read, Write []string
@@ -182,19 +183,47 @@ type Sandbox struct {
 	tcRead, tcWrite []string
 }
 
+// Confine makes cmd, which runs in dir, run under the sandbox when it
+// confines: dir, a private TMPDIR (removed by the returned cleanup) and
+// write are writable, the system's directories and the sandbox's reads
+// readable, nothing else. A sandbox that does not confine leaves cmd as it
+// is; a refused one returns why.
+func (b *Sandbox) Confine(cmd *exec.Cmd, dir string, write ...string) (func(), error) {
+	switch {
+	case b.Refused != "":
+		return nil, errors.New(b.Refused)
+	case b.Plan.ABI == 0:
+		return func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "axlr-exec-")
+	if err != nil {
+		return nil, fmt.Errorf("create the command's TMPDIR: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+	if err := sandbox.Wrap(cmd, b.rules(dir, tmp, write)); err != nil {
+		cleanup()
+		return nil, err
+	}
+	return cleanup, nil
+}
+
 // rules are what a confined command in dir, with its TMPDIR tmp, may
-// reach.
-func (b *Sandbox) rules(dir, tmp string) sandbox.Rules {
+// reach; write adds to what it may write.
+func (b *Sandbox) rules(dir, tmp string, write []string) sandbox.Rules {
 	b.once.Do(func() {
 		if b.toolchain != nil {
 			b.tcRead, b.tcWrite = b.toolchain()
 		}
 	})
-	return sandbox.Rules{
+	return sandbox.Clean(sandbox.Rules{
 		Read:    slices.Concat(sandbox.SystemReads, []string{dir}, b.Read, b.tcRead),
-		Write:   slices.Concat([]string{dir, tmp}, b.Write, b.tcWrite),
+		Write:   slices.Concat([]string{dir, tmp}, write, b.Write, b.tcWrite),
 		Connect: b.Connect,
-	}.Clean()
+	})
 }
 
 // Workspace confines every file operation to one directory through os.Root,

@@ -99,6 +99,11 @@ func newEnv(t testing.TB, modelURL string) *env {
 	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A person's home has git's configuration, which git will not run
+	// without when it cannot read it: the sandbox must let it.
+	if err := os.WriteFile(filepath.Join(dir, ".gitconfig"), []byte("[user]\n\tname = Person\n\temail = person@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e.vars = map[string]string{
 		"HOME":            dir,
 		"PATH":            os.Getenv("PATH"),
