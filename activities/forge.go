@@ -15,6 +15,8 @@ import (
 	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/sandbox"
+	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -39,6 +41,9 @@ type Forge struct {
 	// Executable is axlrd's executable, which Install replaces (default
 	// os.Executable()).
 	Executable string
+	// Sandbox confines the candidate build as it does the model's
+	// commands (tools.sandbox); nil builds unconfined.
+	Sandbox *tools.Sandbox
 	// HeartbeatEvery is how often a clone, fetch, push or build heartbeats
 	// (default 2 s), well within ForgeOptions' and CandidateOptions'
 	// heartbeat timeout.
@@ -326,9 +331,13 @@ func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateI
 	if env == nil {
 		env = os.Environ()
 	}
+	var confine forge.Confine
+	if f.Sandbox != nil {
+		confine = f.Sandbox.Confine
+	}
 	var c forge.Candidate
 	err = f.beating(ctx, "build "+version, func() (err error) {
-		c, err = forge.BuildCandidate(ctx, in.Clone, in.Clone+".bin", version, env)
+		c, err = forge.BuildCandidate(ctx, in.Clone, in.Clone+".bin", version, env, confine)
 		return err
 	})
 	var be *forge.BuildError
@@ -338,7 +347,13 @@ func (f *Forge) BuildCandidate(ctx context.Context, in workflows.BuildCandidateI
 	case ctx.Err() != nil:
 		return workflows.BuildCandidateResult{}, ctx.Err()
 	case errors.As(err, &be):
-		return workflows.BuildCandidateResult{Failed: be.Error()}, nil
+		failed := be.Error()
+		if f.Sandbox != nil && f.Sandbox.Plan.ABI > 0 {
+			if note := sandbox.Denied(be.Output); note != "" {
+				failed += "\n" + note
+			}
+		}
+		return workflows.BuildCandidateResult{Failed: failed}, nil
 	case err != nil:
 		// Not the code's failure but this host's (no go, an unwritable
 		// directory): a retry finds the same.

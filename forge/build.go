@@ -69,6 +69,11 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
+// Confine makes cmd, run in dir, run confined, writing only dir, a private
+// TMPDIR and write; it returns what removes the TMPDIR after the run.
+// tools.Sandbox.Confine is one.
+type Confine func(cmd *exec.Cmd, dir string, write ...string) (func(), error)
+
 // BuildCandidate builds the clone's cmd/axlrd and cmd/axlr-tui, those it
 // has, with
 //
@@ -81,8 +86,9 @@ func (e *BuildError) Unwrap() error { return e.Err }
 // ErrNothingToBuild; a build that fails a *BuildError quoting the end of
 // its output. A candidate that outDir holds already for this version and
 // commit, its binaries unchanged since (the stamp .candidate.json says),
-// is returned without building again.
-func BuildCandidate(ctx context.Context, clone, outDir, version string, env []string) (Candidate, error) {
+// is returned without building again. confine, when set, makes the build
+// run confined (the sandbox): the clone and outDir writable.
+func BuildCandidate(ctx context.Context, clone, outDir, version string, env []string, confine Confine) (Candidate, error) {
 	if !validVersion(version) {
 		return Candidate{}, fmt.Errorf("build candidate: version %q must be 1 to 128 of A-Z, a-z, 0-9 and ._+-", version)
 	}
@@ -149,6 +155,13 @@ func BuildCandidate(ctx context.Context, clone, outDir, version string, env []st
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
+	if confine != nil {
+		cleanup, err := confine(cmd, clone, outDir)
+		if err != nil {
+			return Candidate{}, fmt.Errorf("build candidate in %s: %w", clone, err)
+		}
+		defer cleanup()
+	}
 	if err := cmd.Run(); err != nil {
 		if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("it did not finish within %v", BuildLimit)

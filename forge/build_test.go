@@ -15,6 +15,9 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/underpass-ai/axlr/sandbox"
+	"github.com/underpass-ai/axlr/tools"
 )
 
 // fakeModule writes a tiny module shaped like this project (a build-info
@@ -57,7 +60,7 @@ func mainPrinting(name string) string {
 func TestBuildCandidate(t *testing.T) {
 	clone, head := fakeModule(t, map[string]string{"axlrd": mainPrinting("axlrd"), "axlr-tui": mainPrinting("axlr-tui")})
 	const version = "repair-20261016-0930-hello-0123456789ab"
-	c, err := BuildCandidate(context.Background(), clone, "", version, os.Environ())
+	c, err := BuildCandidate(context.Background(), clone, "", version, os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +94,7 @@ func TestBuildCandidate(t *testing.T) {
 	// Asked again, as a retried activity would, the same build is found
 	// done: with no go in its PATH, a build could not run.
 	noGo := []string{"PATH=" + t.TempDir(), "HOME=" + os.Getenv("HOME")}
-	again, err := BuildCandidate(context.Background(), clone, "", version, noGo)
+	again, err := BuildCandidate(context.Background(), clone, "", version, noGo, nil)
 	if err != nil || !reflect.DeepEqual(again, want) {
 		t.Errorf("BuildCandidate again = %+v, %v, want the first build", again, err)
 	}
@@ -121,13 +124,13 @@ func TestBuildCandidate(t *testing.T) {
 				}
 				defer os.WriteFile(tc.file, keep, 0o755)
 			}
-			_, err := BuildCandidate(context.Background(), clone, "", tc.version, noGo)
+			_, err := BuildCandidate(context.Background(), clone, "", tc.version, noGo, nil)
 			if err == nil || !strings.Contains(err.Error(), "go is not in the build's PATH") {
 				t.Errorf("BuildCandidate = %v, want a build, which needs go", err)
 			}
 		})
 	}
-	if _, err := BuildCandidate(context.Background(), clone, "", version, noGo); err != nil {
+	if _, err := BuildCandidate(context.Background(), clone, "", version, noGo, nil); err != nil {
 		t.Errorf("with every change put back: %v", err)
 	}
 }
@@ -135,7 +138,7 @@ func TestBuildCandidate(t *testing.T) {
 func TestBuildCandidateOneCommandIntoOutDir(t *testing.T) {
 	clone, _ := fakeModule(t, map[string]string{"axlr-tui": mainPrinting("axlr-tui")})
 	out := filepath.Join(t.TempDir(), "bin")
-	c, err := BuildCandidate(context.Background(), clone, out, "v1", os.Environ())
+	c, err := BuildCandidate(context.Background(), clone, out, "v1", os.Environ(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +152,7 @@ func TestBuildCandidateFails(t *testing.T) {
 		"axlrd":    "package main\n\nfunc main() { undefinedCall() }\n",
 		"axlr-tui": mainPrinting("axlr-tui"),
 	})
-	_, err := BuildCandidate(context.Background(), clone, "", "v1", os.Environ())
+	_, err := BuildCandidate(context.Background(), clone, "", "v1", os.Environ(), nil)
 	var be *BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("BuildCandidate = %v, want a *BuildError", err)
@@ -160,7 +163,7 @@ func TestBuildCandidateFails(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := BuildCandidate(ctx, clone, "", "v1", os.Environ()); !errors.Is(err, context.Canceled) {
+	if _, err := BuildCandidate(ctx, clone, "", "v1", os.Environ(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled build: %v", err)
 	}
 }
@@ -181,13 +184,13 @@ func TestBuildCandidateRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := BuildCandidate(context.Background(), tc.clone, "", tc.version, tc.env)
+			_, err := BuildCandidate(context.Background(), tc.clone, "", tc.version, tc.env, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("BuildCandidate = %v, want %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := BuildCandidate(context.Background(), nothing, "", "v1", os.Environ()); !errors.Is(err, ErrNothingToBuild) {
+	if _, err := BuildCandidate(context.Background(), nothing, "", "v1", os.Environ(), nil); !errors.Is(err, ErrNothingToBuild) {
 		t.Errorf("no commands: %v, want ErrNothingToBuild", err)
 	}
 	if _, err := os.Stat(nothing + ".bin"); !errors.Is(err, os.ErrNotExist) {
@@ -399,5 +402,30 @@ func copyExecutable(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, data, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBuildCandidateConfined: the build runs under the confine it is given.
+// With the sandbox's own rules (the clone and outDir writable, the Go
+// caches as go env names them) it builds; with outDir left out, the
+// kernel refuses the linker's write there and the build fails saying so.
+func TestBuildCandidateConfined(t *testing.T) {
+	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: sandbox.Required}, os.Environ())
+	if warning != "" {
+		t.Skip(warning)
+	}
+	clone, _ := fakeModule(t, map[string]string{"axlrd": mainPrinting("axlrd")})
+	c, err := BuildCandidate(context.Background(), clone, "", "v1", os.Environ(), box.Confine)
+	if err != nil {
+		t.Fatalf("a confined build: %v", err)
+	}
+	if out, err := exec.Command(c.Binaries[0]).Output(); err != nil || string(out) != "axlrd v1\n" {
+		t.Fatalf("the confined build's axlrd: %q %v", out, err)
+	}
+	noOut := func(cmd *exec.Cmd, dir string, _ ...string) (func(), error) { return box.Confine(cmd, dir) }
+	_, err = BuildCandidate(context.Background(), clone, "", "v2", os.Environ(), noOut)
+	var be *BuildError
+	if !errors.As(err, &be) || !strings.Contains(be.Output, "permission denied") {
+		t.Fatalf("a build that may not write its outDir: %v", err)
 	}
 }

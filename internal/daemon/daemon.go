@@ -246,6 +246,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		d.log.Info().Str("sandbox", box.Plan.Status()).Msg("commands run confined")
 	}
 	workspaces := &activities.Workspaces{Env: env, Sandbox: box}
+	fg.Sandbox = box
 	d.add("the workspaces", workspaces.Close)
 	acts := &activities.Session{Store: store, Model: agent.NewClient(providerConfig(&set.Settings, o.Getenv)), Settings: ss,
 		Workspaces: workspaces, Hosts: hosts, Log: d.log}
