@@ -384,6 +384,7 @@ func runCommand(ctx context.Context, ws *tools.Workspace, cmd ceremonies.CheckCo
 	}
 	rec.ExitCode = contract.Exit(out.ExitCode)
 	rec.OutputTail = tail(out.Stdout+out.Stderr, EvidenceBytes)
+	rec.Sandbox, rec.SandboxNote = out.Sandbox, out.SandboxNote
 	return rec, nil
 }
 

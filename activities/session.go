@@ -721,11 +721,9 @@ func summarize(tool string, status contract.CallStatus, content string) string {
 		return cutUTF8(content, 200)
 	}
 	if tool == "local_exec" {
-		var out struct {
-			ExitCode int `json:"exit_code"`
-		}
+		var out tools.ExecOutput
 		if json.Unmarshal([]byte(content), &out) == nil {
-			return fmt.Sprintf("exit code %d", out.ExitCode)
+			return fmt.Sprintf("exit code %d", out.ExitCode) + contract.SandboxSummary(out.Sandbox, out.SandboxNote)
 		}
 	}
 	return ""

@@ -111,6 +111,25 @@ type CheckRecord struct {
 	OutputTail string   `json:"output_tail"`
 	TimedOut   bool     `json:"timed_out,omitempty"`
 	StartError string   `json:"start_error,omitempty"`
+	// Sandbox says how the command ran when axlrd confines commands:
+	// "landlock ABI N", or "none: <why>". SandboxNote is AXLR's line on a
+	// failure that reads as a path the sandbox refused.
+	Sandbox     string `json:"sandbox,omitempty"`
+	SandboxNote string `json:"sandbox_note,omitempty"`
+}
+
+// SandboxSummary is how a command ran, for its one line in events and
+// history: " · sandbox: landlock ABI 7", with "refused a path" when its
+// failure reads as a denial (note is set); empty when axlrd confines
+// nothing (status is empty).
+func SandboxSummary(status, note string) string {
+	switch {
+	case status == "":
+		return ""
+	case note != "":
+		return " · sandbox: " + status + ", refused a path"
+	}
+	return " · sandbox: " + status
 }
 
 // Exited reports whether the command ran and exited with a code.

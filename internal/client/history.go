@@ -378,13 +378,20 @@ func activityOutcome(activityType string, out *commonpb.Payloads, dc converter.D
 	case workflows.ActivityCeremonyRunCheck:
 		var r contract.CheckRecord
 		if dc.FromPayloads(out, &r) == nil {
-			if r.ExitCode != nil {
-				return fmt.Sprintf("exit %d", *r.ExitCode)
-			}
-			return r.Ending()
+			return checkOutcome(r)
 		}
 	}
 	return "completed"
+}
+
+// checkOutcome is a check's row: how it ended and, when axlrd confines
+// commands, how it ran.
+func checkOutcome(r contract.CheckRecord) string {
+	out := r.Ending()
+	if r.ExitCode != nil {
+		out = fmt.Sprintf("exit %d", *r.ExitCode)
+	}
+	return out + contract.SandboxSummary(r.Sandbox, r.SandboxNote)
 }
 
 func instanceOutcome(v workflows.InstanceView) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,13 +13,15 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/sandbox"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // TestRepairSandboxed: a repair's model, in diagnose, tries to read the
 // person's GitHub token and to append to ~/.bashrc. Both commands run
 // confined: the token stays unread and .bashrc as it was, the model reads
 // the denials (with the sandbox's status and AXLR's line), and the job
-// goes on to its merge.
+// goes on to its merge. History's rows say how each command ran: the
+// probes refused a path, the checks ran confined.
 func TestRepairSandboxed(t *testing.T) {
 	if abi, err := sandbox.ABI(); abi < 1 {
 		t.Skipf("the kernel offers no Landlock: %v", err)
@@ -67,6 +70,13 @@ func TestRepairSandboxed(t *testing.T) {
 	waitJob(ctx, t, c, rec.ID, jobs.Completed)
 	if b, _ := os.ReadFile(bashrc); string(b) != "# mine\n" {
 		t.Fatalf(".bashrc is now %q", b)
+	}
+	abi, _ := sandbox.ABI()
+	confined := "sandbox: landlock ABI " + strconv.Itoa(abi)
+	h := e.tui(ctx, "history", workflows.JobWorkflowID(rec.ID))
+	if strings.Count(h.stdout, "exit code 1 · "+confined+", refused a path") != len(probes) ||
+		!strings.Contains(h.stdout, "exit 1 · "+confined) || !strings.Contains(h.stdout, "exit 0 · "+confined) {
+		t.Errorf("history does not say how the commands ran:\n%s", h.stdout)
 	}
 	mu.Lock()
 	defer mu.Unlock()
