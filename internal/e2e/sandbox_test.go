@@ -33,14 +33,17 @@ func TestRepairSandboxed(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		last := req.Messages[len(req.Messages)-1]
-		if last.Role == "tool" && strings.Contains(last.Content, `"sandbox"`) {
+		// A probe's result is local_exec's output; a check's record, in
+		// a hand-back's answer, says how it ran too.
+		probed := last.Role == "tool" && strings.Contains(last.Content, `"stdout"`) && strings.Contains(last.Content, `"sandbox"`)
+		if probed {
 			seen = append(seen, last.Content)
 		}
 		if r, ok := lastReply(req); ok && r.NextStep == "diagnose" || len(seen) > 0 && len(seen) < len(probes) {
 			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "probe" + string(rune('0'+len(seen))), Name: "local_exec",
 				Arguments: `{"program": "sh", "args": ["-c", "` + probes[len(seen)] + `"]}`}}}
 		}
-		if len(seen) == len(probes) && last.Role == "tool" && strings.Contains(last.Content, `"sandbox"`) {
+		if len(seen) == len(probes) && probed {
 			return stepDone("d1", `{"root_cause": "Parse slices s[:1] without checking that s is empty", "evidence": "calc.go", "proposed_fix": "return an error for empty input"}`)
 		}
 		return repairReply(req)
@@ -74,7 +77,7 @@ func TestRepairSandboxed(t *testing.T) {
 	abi, _ := sandbox.ABI()
 	confined := "sandbox: landlock ABI " + strconv.Itoa(abi)
 	h := e.tui(ctx, "history", workflows.JobWorkflowID(rec.ID))
-	if strings.Count(h.stdout, "exit code 1 · "+confined+", refused a path") != len(probes) ||
+	if strings.Count(h.stdout, "local_exec call probe") != len(probes) || strings.Count(h.stdout, confined+", refused a path") != len(probes) ||
 		!strings.Contains(h.stdout, "exit 1 · "+confined) || !strings.Contains(h.stdout, "exit 0 · "+confined) {
 		t.Errorf("history does not say how the commands ran:\n%s", h.stdout)
 	}
