@@ -284,5 +284,9 @@ func sandboxLine(box *tools.Sandbox) string {
 	if box == nil || box.Plan.ABI == 0 {
 		return ""
 	}
-	return "- Commands run in a sandbox (Landlock): they read the workspace, the system's directories and the toolchain, write only the workspace and $TMPDIR, and connect to no port the settings do not list. Anything else (your home, other repositories, the network) answers Permission denied: do not retry it; tell the person, who can allow it in settings.\n"
+	network, denied := "connect to no port the settings do not list", "your home, other repositories, the network"
+	if box.OpenNetwork {
+		network, denied = "may use the network", "your home, other repositories"
+	}
+	return "- Commands run in a sandbox (Landlock): they read the workspace, the system's directories and the toolchain, write only the workspace and $TMPDIR, and " + network + ". Anything else (" + denied + ") answers Permission denied: do not retry it; tell the person, who can allow it in settings.\n"
 }

@@ -123,7 +123,7 @@ func Denied(output string) string {
 	if !strings.Contains(output, "ermission denied") && !strings.Contains(output, "EACCES") {
 		return ""
 	}
-	return "[AXLR] The sandbox (Landlock) may have refused that path: a command reads only the workspace, the system and the toolchain, and writes only the workspace and its TMPDIR; the person allows more with tools.sandbox_read and tools.sandbox_write in settings.json."
+	return "[AXLR] The sandbox (Landlock) may have refused that path: a command reads only the workspace, the system and the toolchain, and writes only the workspace and its TMPDIR, and connects to no port not listed; the person allows more with tools.sandbox_read, tools.sandbox_write and tools.sandbox_connect (or tools.sandbox_network \"open\") in settings.json."
 }
 
 // Clean is r with each list sorted and without duplicates or empty paths,

@@ -67,7 +67,7 @@ func TestReads(t *testing.T) {
 }
 
 // TestConnect: on ABI 4 and later a command connects only to the ports
-// listed.
+// listed, or anywhere with the network open.
 func TestConnect(t *testing.T) {
 	if abi, _ := ABI(); abi < 4 {
 		t.Skipf("Landlock ABI %d has no TCP rules (4 adds them)", abi)
@@ -97,6 +97,13 @@ func TestConnect(t *testing.T) {
 	}
 	if out, err := confined(t, t.TempDir(), script, uint16(port)); err != nil {
 		t.Fatalf("a connect to a listed port: %v %q", err, out)
+	}
+	cmd := exec.Command("/bin/sh", "-c", script)
+	if err := Wrap(cmd, Rules{Read: SystemReads, OpenNetwork: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a connect with the network open: %v %q", err, out)
 	}
 }
 

@@ -17,6 +17,9 @@ type SandboxConfig struct {
 	// Write nil is the default: the Go build cache.
 	Write   *[]string
 	Connect []int
+	// Network "open" leaves TCP unrestricted; empty or "ports" allows
+	// only Connect's ports.
+	Network string
 }
 
 // NewSandbox decides how exec children run under cfg on this kernel, for
@@ -35,7 +38,7 @@ func NewSandbox(cfg SandboxConfig, env []string) (*Sandbox, string) {
 	if err != nil {
 		return &Sandbox{Refused: err.Error()}, err.Error() + ": every command the model runs, and every check, is refused"
 	}
-	b := &Sandbox{Plan: plan, Read: cfg.Read}
+	b := &Sandbox{Plan: plan, Read: cfg.Read, OpenNetwork: cfg.Network == "open"}
 	for _, p := range cfg.Connect {
 		b.Connect = append(b.Connect, uint16(p))
 	}

@@ -174,6 +174,8 @@ type Sandbox struct {
 	// caches named by tools.sandbox_write).
 	Read, Write []string
 	Connect     []uint16
+	// OpenNetwork leaves TCP unrestricted (tools.sandbox_network open).
+	OpenNetwork bool
 
 	// toolchain finds what the Go toolchain adds to Read and Write, once,
 	// at the first confined command (NewSandbox's; nil adds nothing), so
@@ -220,9 +222,10 @@ func (b *Sandbox) rules(dir, tmp string, write []string) sandbox.Rules {
 		}
 	})
 	return sandbox.Clean(sandbox.Rules{
-		Read:    slices.Concat(sandbox.SystemReads, []string{dir}, b.Read, b.tcRead),
-		Write:   slices.Concat([]string{dir, tmp}, write, b.Write, b.tcWrite),
-		Connect: b.Connect,
+		Read:        slices.Concat(sandbox.SystemReads, []string{dir}, b.Read, b.tcRead),
+		Write:       slices.Concat([]string{dir, tmp}, write, b.Write, b.tcWrite),
+		Connect:     b.Connect,
+		OpenNetwork: b.OpenNetwork,
 	})
 }
 

@@ -239,7 +239,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	publishPinned(ctx, engine, d.log)
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
-		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect}, env)
+		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect, Network: set.Tools.SandboxNetwork}, env)
 	if warning != "" {
 		d.log.Warn().Str("setting", "tools.sandbox").Msg(warning)
 	} else {

@@ -213,10 +213,14 @@ type Tools struct {
 	// SandboxWrite those it may also write (absent: the Go build cache,
 	// so go test builds; present, even empty, it replaces that).
 	// SandboxConnect are the TCP ports it may connect to (Landlock ABI 4
-	// and later; default none).
+	// and later; default none). SandboxNetwork "open" lifts the network
+	// rules altogether (a repository whose tests dial their own servers
+	// on ephemeral ports, which no port list can name); "ports", the
+	// default, keeps them.
 	SandboxRead    []string  `json:"sandbox_read,omitempty"`
 	SandboxWrite   *[]string `json:"sandbox_write,omitempty"`
 	SandboxConnect []int     `json:"sandbox_connect,omitempty"`
+	SandboxNetwork string    `json:"sandbox_network,omitempty"`
 }
 
 // SandboxMode is tools.sandbox, read (validate refused any other value).
@@ -242,6 +246,9 @@ func (t Tools) validate() error {
 				return fmt.Errorf("%s holds %q: each entry is an absolute path", l.key, p)
 			}
 		}
+	}
+	if n := t.SandboxNetwork; n != "" && n != "ports" && n != "open" {
+		return fmt.Errorf("tools.sandbox_network %q: use ports (only tools.sandbox_connect's) or open", n)
 	}
 	for _, p := range t.SandboxConnect {
 		if p < 1 || p > 65535 {

@@ -251,3 +251,31 @@ func TestForgeWeb(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxSettings: bad values of tools.sandbox and its lists are
+// refused with what each takes, good ones read back as given, and a
+// misspelt key is among the unknown ones axlrd warns of.
+func TestSandboxSettings(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{`{"tools": {"sandbox": "strict"}}`, `tools.sandbox: unknown sandbox mode "strict": use auto, required or off`},
+		{`{"tools": {"sandbox_read": ["cache"]}}`, `tools.sandbox_read holds "cache": each entry is an absolute path`},
+		{`{"tools": {"sandbox_write": ["/ok", "rel"]}}`, `tools.sandbox_write holds "rel": each entry is an absolute path`},
+		{`{"tools": {"sandbox_connect": [0]}}`, "tools.sandbox_connect holds 0: each entry is a TCP port, 1 to 65535"},
+		{`{"tools": {"sandbox_network": "any"}}`, `tools.sandbox_network "any": use ports (only tools.sandbox_connect's) or open`},
+	} {
+		if _, err := Parse([]byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.doc, err, tt.want)
+		}
+	}
+	s, err := Parse([]byte(`{"tools": {"sandbox": "required", "sandbox_read": ["/srv/data"], "sandbox_write": [], "sandbox_connect": [5432], "sandbox_network": "open"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := s.Tools; tl.SandboxMode() != "required" || tl.SandboxRead[0] != "/srv/data" || tl.SandboxWrite == nil || len(*tl.SandboxWrite) != 0 ||
+		tl.SandboxConnect[0] != 5432 || tl.SandboxNetwork != "open" {
+		t.Fatalf("read back %+v", s.Tools)
+	}
+	if l, err := Parse([]byte(`{"tools": {"sandbox_ports": [80]}}`)); err != nil || len(l.Unknown) != 1 || l.Unknown[0] != "tools.sandbox_ports" {
+		t.Fatalf("a misspelt key: %v %v", l, err)
+	}
+}

@@ -113,6 +113,9 @@ func restrict(r Rules) error {
 		return err
 	}
 	h := handled(abi)
+	if r.OpenNetwork {
+		h.net = 0
+	}
 	fd, _, e := syscall.Syscall(sysCreateRuleset, uintptr(unsafe.Pointer(&h)), unsafe.Sizeof(h), 0)
 	if e != 0 {
 		return errors.New("landlock_create_ruleset: " + e.Error())

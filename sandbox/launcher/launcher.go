@@ -25,11 +25,13 @@ const Arg = "__axlr_sandbox"
 
 // Rules are what a confined command may reach: the paths it may read (and
 // execute from), those it may also write, and the TCP ports it may
-// connect to (on ABI 4 and later; none by default).
+// connect to (on ABI 4 and later; none by default), unless OpenNetwork
+// leaves TCP unrestricted.
 type Rules struct {
-	Read    []string `json:"read,omitempty"`
-	Write   []string `json:"write,omitempty"`
-	Connect []uint16 `json:"connect,omitempty"`
+	Read        []string `json:"read,omitempty"`
+	Write       []string `json:"write,omitempty"`
+	Connect     []uint16 `json:"connect,omitempty"`
+	OpenNetwork bool     `json:"open_network,omitempty"`
 }
 
 // Args is the launcher's argv (after the executable) that runs the
@@ -44,6 +46,9 @@ func Args(rules Rules, path string, argv []string) []string {
 	}
 	for _, port := range rules.Connect {
 		args = append(args, "c="+itoa(uint64(port)))
+	}
+	if rules.OpenNetwork {
+		args = append(args, "n=open")
 	}
 	return append(append(args, "--", path), argv...)
 }
@@ -94,6 +99,11 @@ func parse(args []string) (r Rules, path string, argv []string, err error) {
 			r.Read = append(r.Read, v)
 		case 'w':
 			r.Write = append(r.Write, v)
+		case 'n':
+			if v != "open" {
+				return r, "", nil, errors.New("unknown launcher argument " + a)
+			}
+			r.OpenNetwork = true
 		case 'c':
 			port, ok := atoport(v)
 			if !ok {

@@ -10,7 +10,7 @@ import (
 // TestArgs: what Args writes, parse reads back, and bad arguments are
 // refused with what is wrong.
 func TestArgs(t *testing.T) {
-	r := Rules{Read: []string{"/usr", "/a b"}, Write: []string{"/w=x"}, Connect: []uint16{0, 443, 65535}}
+	r := Rules{Read: []string{"/usr", "/a b"}, Write: []string{"/w=x"}, Connect: []uint16{0, 443, 65535}, OpenNetwork: true}
 	args := Args(r, "/bin/sh", []string{"sh", "-c", "--"})
 	if args[0] != Arg {
 		t.Fatalf("argv[1] %q", args[0])
@@ -29,6 +29,7 @@ func TestArgs(t *testing.T) {
 		{[]string{"/usr", "--", "/bin/true", "true"}, "unknown launcher argument /usr"},
 		{[]string{"c=65536", "--", "/bin/true", "true"}, "bad port 65536"},
 		{[]string{"c=8o", "--", "/bin/true", "true"}, "bad port 8o"},
+		{[]string{"n=closed", "--", "/bin/true", "true"}, "unknown launcher argument n=closed"},
 	} {
 		if _, _, _, err := parse(tt.args); err == nil || err.Error() != tt.err {
 			t.Errorf("parse(%q) = %v, want %q", tt.args, err, tt.err)
