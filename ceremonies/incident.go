@@ -1,0 +1,239 @@
+package ceremonies
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// What AXLR checks of an incident's hand-backs (axlr_incident 1.0) before
+// the step completes, without a model. A refusal names the entry and the
+// rule, so the model can mend its hand-back; MADE is not touched.
+
+// Limits of an incident.
+const (
+	// MaxSlug bounds a triage's slug, in characters.
+	MaxSlug = 64
+	// MaxDraftBytes bounds the postmortem draft.
+	MaxDraftBytes = 64 << 10
+	// MaxFindings bounds a review's findings.
+	MaxFindings = 12
+	// MaxTimeline and MaxActions bound the timeline's entries and the
+	// analysis's actions.
+	MaxTimeline = 200
+	MaxActions  = 30
+	// IncidentDir is where drafts and postmortems live in the workspace.
+	IncidentDir = "docs/incidents"
+)
+
+// Severities are a triage's severities, worst first.
+var Severities = []string{"sev1", "sev2", "sev3", "sev4"}
+
+// ActionKinds are the kinds of an incident's actions.
+var ActionKinds = []string{"corrective", "preventive"}
+
+var (
+	slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	// extPattern is a file extension, as opposed to a version's ".2".
+	extPattern = regexp.MustCompile(`^\.[A-Za-z][A-Za-z0-9]*$`)
+)
+
+// CheckTriage checks a triage's severity and slug.
+func CheckTriage(severity, slug string) error {
+	if !slices.Contains(Severities, severity) {
+		return fmt.Errorf("severity %q: use one of %s", severity, strings.Join(Severities, ", "))
+	}
+	return CheckSlug(slug)
+}
+
+// CheckSlug checks an incident's slug: kebab-case, at most MaxSlug
+// characters, since it names the draft and the published file.
+func CheckSlug(slug string) error {
+	switch {
+	case len(slug) > MaxSlug:
+		return fmt.Errorf("slug %q is %d characters: at most %d", slug, len(slug), MaxSlug)
+	case !slugPattern.MatchString(slug):
+		return fmt.Errorf("slug %q: use kebab-case, lowercase letters and digits joined by single hyphens, such as checkout-latency-2026-11", slug)
+	}
+	return nil
+}
+
+// TimelineEntry is one entry of an incident's timeline.
+type TimelineEntry struct {
+	// At is an RFC 3339 time with its zone.
+	At       string `json:"at"`
+	Event    string `json:"event"`
+	Evidence string `json:"evidence"`
+}
+
+// DecodeTimeline reads a timeline hand-back: a list of entries with
+// exactly the fields at, event and evidence.
+func DecodeTimeline(raw json.RawMessage) ([]TimelineEntry, error) {
+	var entries []TimelineEntry
+	if err := decodeStrict(raw, &entries); err != nil {
+		return nil, fmt.Errorf("timeline: want a list of {at, event, evidence}: %w", err)
+	}
+	return entries, nil
+}
+
+// CheckTimeline checks a timeline: one to MaxTimeline entries, each at an
+// RFC 3339 time with its zone, in time order (equal times may follow each
+// other), with an event and evidence. Evidence that begins with a
+// workspace path (EvidencePath) must name one that exists: exists says
+// whether a workspace-relative path does.
+func CheckTimeline(entries []TimelineEntry, exists func(path string) bool) error {
+	if len(entries) == 0 || len(entries) > MaxTimeline {
+		return fmt.Errorf("timeline has %d entries: give 1 to %d", len(entries), MaxTimeline)
+	}
+	var last time.Time
+	for i, e := range entries {
+		at, err := time.Parse(time.RFC3339, e.At)
+		if err != nil {
+			return fmt.Errorf("timeline[%d].at %q: want an RFC 3339 time with its zone, such as 2026-11-30T14:05:00Z or 2026-11-30T15:05:00+01:00", i, e.At)
+		}
+		switch {
+		case i > 0 && at.Before(last):
+			return fmt.Errorf("timeline[%d] at %s is before timeline[%d] at %s: put the entries in time order", i, e.At, i-1, entries[i-1].At)
+		case strings.TrimSpace(e.Event) == "":
+			return fmt.Errorf("timeline[%d].event is empty: say what happened", i)
+		case strings.TrimSpace(e.Evidence) == "":
+			return fmt.Errorf("timeline[%d].evidence is empty: each entry needs the evidence that shows it", i)
+		}
+		last = at
+		p, ok, err := EvidencePath(e.Evidence)
+		if err != nil {
+			return fmt.Errorf("timeline[%d].evidence: %w", i, err)
+		}
+		if ok && !exists(p) {
+			return fmt.Errorf("timeline[%d].evidence names %s, which is not in the workspace: name a file that is, or describe the evidence without a path", i, p)
+		}
+	}
+	return nil
+}
+
+// EvidencePath returns the workspace path that evidence begins with, if it
+// does: its first word, when that has a slash or a file extension (a
+// letter after the dot) and is not a URL, without a trailing :line or :line-line or #Lline. An
+// absolute path or one that climbs out of the workspace is an error:
+// evidence paths are the workspace's.
+func EvidencePath(evidence string) (string, bool, error) {
+	word, _, _ := strings.Cut(strings.TrimSpace(evidence), " ")
+	word = strings.TrimRight(word, ",;")
+	if strings.Contains(word, "://") || !strings.ContainsAny(word, "/.") {
+		return "", false, nil
+	}
+	if i := strings.Index(word, "#L"); i > 0 {
+		word = word[:i]
+	}
+	if i := strings.LastIndexByte(word, ':'); i > 0 && strings.Trim(word[i+1:], "0123456789-") == "" {
+		word = word[:i]
+	}
+	if !strings.Contains(word, "/") && !extPattern.MatchString(path.Ext(word)) {
+		return "", false, nil
+	}
+	if strings.HasPrefix(word, "/") {
+		return "", false, fmt.Errorf("%s is an absolute path: name evidence by its path in the workspace", word)
+	}
+	clean := path.Clean(word)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", false, fmt.Errorf("%s is outside the workspace", word)
+	}
+	return clean, true, nil
+}
+
+// Action is one action of an incident's analysis.
+type Action struct {
+	Title string `json:"title"`
+	// Kind is corrective or preventive.
+	Kind  string `json:"kind"`
+	Owner string `json:"owner"`
+	// Due is a date, YYYY-MM-DD, after the analysis's day.
+	Due          string `json:"due"`
+	Verification string `json:"verification"`
+}
+
+// DecodeActions reads an analysis's actions: a list of actions with
+// exactly the fields title, kind, owner, due and verification.
+func DecodeActions(raw json.RawMessage) ([]Action, error) {
+	var actions []Action
+	if err := decodeStrict(raw, &actions); err != nil {
+		return nil, fmt.Errorf("actions: want a list of {title, kind, owner, due, verification}: %w", err)
+	}
+	return actions, nil
+}
+
+// CheckActions checks an analysis's actions: one to MaxActions, each with
+// a title, a kind, an owner, a due date after today's (the workflow's
+// time, in UTC) and a verification.
+func CheckActions(actions []Action, now time.Time) error {
+	if len(actions) == 0 || len(actions) > MaxActions {
+		return fmt.Errorf("actions has %d entries: give 1 to %d", len(actions), MaxActions)
+	}
+	today := now.UTC().Format(time.DateOnly)
+	for i, a := range actions {
+		switch {
+		case strings.TrimSpace(a.Title) == "":
+			return fmt.Errorf("actions[%d].title is empty", i)
+		case !slices.Contains(ActionKinds, a.Kind):
+			return fmt.Errorf("actions[%d].kind %q: use corrective or preventive", i, a.Kind)
+		case strings.TrimSpace(a.Owner) == "":
+			return fmt.Errorf("actions[%d].owner is empty: name the team or role that owns it", i)
+		case strings.TrimSpace(a.Verification) == "":
+			return fmt.Errorf("actions[%d].verification is empty: say how anyone will know it worked", i)
+		}
+		if _, err := time.Parse(time.DateOnly, a.Due); err != nil {
+			return fmt.Errorf("actions[%d].due %q: want a date YYYY-MM-DD", i, a.Due)
+		}
+		// Dates in this layout order as strings do.
+		if a.Due <= today {
+			return fmt.Errorf("actions[%d].due %s is not after today (%s): give a date to come", i, a.Due, today)
+		}
+	}
+	return nil
+}
+
+// DraftPath is the workspace path of an incident's draft.
+func DraftPath(slug string) string { return IncidentDir + "/" + slug + ".draft.md" }
+
+// PublishedPath is the workspace path an approved draft is published to,
+// named by the day of its approval (UTC).
+func PublishedPath(day time.Time, slug string) string {
+	return IncidentDir + "/" + day.UTC().Format(time.DateOnly) + "-" + slug + ".md"
+}
+
+// CheckDraft checks the draft a revision hands back: at draftPath, which
+// must be DraftPath(slug), and at most MaxDraftBytes of text.
+func CheckDraft(slug, draftPath string, size int64) error {
+	if want := DraftPath(slug); path.Clean(draftPath) != want {
+		return fmt.Errorf("draft_path %q: the draft is %s", draftPath, want)
+	}
+	if size > MaxDraftBytes {
+		return fmt.Errorf("the draft %s is %d bytes: at most %d (64 KiB)", draftPath, size, MaxDraftBytes)
+	}
+	if size == 0 {
+		return fmt.Errorf("the draft %s is empty", draftPath)
+	}
+	return nil
+}
+
+// decodeStrict decodes raw into v, refusing fields v does not have.
+func decodeStrict(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return errors.New("it is missing")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("text follows the list")
+	}
+	return nil
+}
