@@ -78,7 +78,9 @@ func TestCheckTimeline(t *testing.T) {
 	if err := CheckTimeline(entries, exists); err != nil {
 		t.Fatal(err)
 	}
-	entry := func(at, event, evidence string) TimelineEntry { return TimelineEntry{At: at, Event: event, Evidence: evidence} }
+	entry := func(at, event, evidence string) TimelineEntry {
+		return TimelineEntry{At: at, Event: event, Evidence: evidence}
+	}
 	ok := entry("2026-11-30T14:05:00Z", "alert", "docs/alerts.md")
 	for _, tt := range []struct {
 		name    string
