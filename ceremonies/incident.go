@@ -237,3 +237,61 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	}
 	return nil
 }
+
+// Review is what the incident's reviewer hands back: whether the draft is
+// accepted, and at most MaxFindings findings for its author.
+type Review struct {
+	Accepted bool     `json:"accepted"`
+	Findings []string `json:"findings"`
+}
+
+// ReviewInstruction is the reviewer's system message. The reviewer is a
+// model request in a fresh context with no tools: it reads only what
+// ReviewPrompt gives it, never the author's transcript.
+const ReviewInstruction = `You review a blameless incident postmortem in a fresh context: you did not write it and you have no tools. Check the draft against the triage, timeline and analysis you are given: every timeline entry and action is in the draft and agrees with them; the root cause follows from the evidence; each action has an owner, a due date and a verification; the text blames no person. Answer with one JSON object and nothing else: {"accepted": true or false, "findings": ["...", ...]}. Findings are what the author must change, at most 12, each one sentence; accept only a draft that needs none of them.`
+
+// ReviewPrompt is the reviewer's user message: the draft's bytes and the
+// fields the earlier steps handed back, each as its JSON.
+func ReviewPrompt(draftPath string, draft []byte, triage, timeline, analysis json.RawMessage) string {
+	var b strings.Builder
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"Triage", triage}, {"Timeline", timeline}, {"Analysis", analysis}} {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", part.name, part.raw)
+	}
+	fmt.Fprintf(&b, "## The draft, %s\n\n%s", draftPath, draft)
+	return b.String()
+}
+
+// ParseReview reads the reviewer's answer: one JSON object, alone or in a
+// ```json fence, with exactly accepted and findings. A refusal must carry
+// at least one finding, and there are at most MaxFindings. An answer that
+// does not parse is an error: the review stays pending and is asked
+// again, and never counts as an acceptance.
+func ParseReview(answer string) (Review, error) {
+	text := strings.TrimSpace(answer)
+	if body, ok := strings.CutPrefix(text, "```json"); ok {
+		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+	} else if body, ok := strings.CutPrefix(text, "```"); ok {
+		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+	}
+	var r struct {
+		Accepted *bool    `json:"accepted"`
+		Findings []string `json:"findings"`
+	}
+	if err := decodeStrict(json.RawMessage(text), &r); err != nil {
+		return Review{}, fmt.Errorf("the review is not one JSON object {accepted, findings}: %w", err)
+	}
+	if r.Accepted == nil {
+		return Review{}, errors.New("the review gives no accepted")
+	}
+	findings := slices.DeleteFunc(r.Findings, func(f string) bool { return strings.TrimSpace(f) == "" })
+	switch {
+	case len(findings) > MaxFindings:
+		return Review{}, fmt.Errorf("the review has %d findings: at most %d", len(findings), MaxFindings)
+	case !*r.Accepted && len(findings) == 0:
+		return Review{}, errors.New("the review refuses the draft with no finding")
+	}
+	return Review{Accepted: *r.Accepted, Findings: findings}, nil
+}

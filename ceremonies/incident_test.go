@@ -192,3 +192,45 @@ func TestIncidentPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestParseReview(t *testing.T) {
+	for _, tt := range []struct {
+		answer string
+		want   Review
+	}{
+		{`{"accepted": true, "findings": []}`, Review{Accepted: true, Findings: []string{}}},
+		{"```json\n{\"accepted\": false, \"findings\": [\"The timeline omits the rollback.\", \" \"]}\n```", Review{Findings: []string{"The timeline omits the rollback."}}},
+		{"```\n{\"accepted\": true, \"findings\": [\"Tighten the summary.\"]}\n```", Review{Accepted: true, Findings: []string{"Tighten the summary."}}},
+	} {
+		got, err := ParseReview(tt.answer)
+		if err != nil || got.Accepted != tt.want.Accepted || strings.Join(got.Findings, "|") != strings.Join(tt.want.Findings, "|") {
+			t.Errorf("ParseReview(%q) = %+v %v, want %+v", tt.answer, got, err, tt.want)
+		}
+	}
+	many := `{"accepted": false, "findings": [` + strings.Repeat(`"x", `, 12) + `"x"]}`
+	for _, tt := range []struct{ answer, want string }{
+		{"Looks good to me!", "the review is not one JSON object {accepted, findings}"},
+		{`{"accepted": "yes", "findings": []}`, "the review is not one JSON object"},
+		{`{"findings": ["x"]}`, "the review gives no accepted"},
+		{`{"accepted": true, "findings": [], "score": 9}`, `unknown field "score"`},
+		{`{"accepted": false, "findings": []}`, "the review refuses the draft with no finding"},
+		{`{"accepted": true} {"accepted": false}`, "text follows"},
+		{many, "the review has 13 findings: at most 12"},
+	} {
+		if _, err := ParseReview(tt.answer); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseReview(%q) = %v, want %q", tt.answer, err, tt.want)
+		}
+	}
+}
+
+// TestReviewPrompt: the reviewer reads the draft and the three steps'
+// fields, and nothing else.
+func TestReviewPrompt(t *testing.T) {
+	p := ReviewPrompt("docs/incidents/x.draft.md", []byte("# Checkout latency\n"), json.RawMessage(`{"severity":"sev2"}`),
+		json.RawMessage(`[{"at":"2026-11-30T14:05:00Z"}]`), json.RawMessage(`{"root_cause":"pool"}`))
+	for _, want := range []string{"## Triage\n\n{\"severity\":\"sev2\"}", "## Timeline\n\n[{\"at\"", "## Analysis\n\n{\"root_cause\"", "## The draft, docs/incidents/x.draft.md\n\n# Checkout latency\n"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p)
+		}
+	}
+}
