@@ -42,8 +42,10 @@ type HostTools struct {
 
 	mu sync.Mutex
 	// listed are the plugins' tools of the last listing, by which an alias
-	// resolves to its plugin and tool.
-	listed []plugins.Tool
+	// resolves to its plugin and tool; listedOnce says whether this
+	// process has listed them yet.
+	listed     []plugins.Tool
+	listedOnce bool
 }
 
 var (
@@ -113,9 +115,25 @@ func (h *HostTools) list(ctx context.Context) []plugins.Tool {
 		}
 	}
 	h.mu.Lock()
-	h.listed = tools
+	h.listed, h.listedOnce = tools, true
 	h.mu.Unlock()
 	return tools
+}
+
+// ensureListed lists the plugins when this process has not yet. A turn
+// begun by an earlier axlrd offers their tools, and its model request and
+// calls name them after a restart: an empty listing would call them
+// unknown, a refusal no retry undoes.
+func (h *HostTools) ensureListed(ctx context.Context) {
+	if h == nil || h.Plugins == nil {
+		return
+	}
+	h.mu.Lock()
+	done := h.listedOnce
+	h.mu.Unlock()
+	if !done {
+		h.list(ctx)
+	}
 }
 
 // cached finds a plugin's tool by its alias or <plugin>/<tool> in the

@@ -51,33 +51,7 @@ func TestMADEPluginReadSurface(t *testing.T) {
 
 func testMADEPluginReadSurface(t *testing.T, id string) {
 	ctx := context.Background()
-	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	if _, err := eng.Publish(ctx, []byte(madetest.ChangeReviewYAML)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: "cr-1",
-		ActorID: "axlrd", ActorKind: made.ActorService, Context: map[string]any{"change_ref": "PR-1"}}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return madetest.NewServer(eng) }, nil))
-	defer srv.Close()
-	manifest := filepath.Join(t.TempDir(), "made.json")
-	if err := os.WriteFile(manifest, fmt.Appendf(nil, `{"manifest_version": 1, "id": %q, "url": %q, "allow_tools": ["*"]}`, id, srv.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m, err := plugins.ReadManifest(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := plugins.NewSet([]plugins.Plugin{{Manifest: m}}, plugins.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set, eng := madePlugin(t, id)
 
 	claim := `{"ceremony_id": "cr-1", "step_id": "draft", "actor_kind": "agent"}`
 	var mu sync.Mutex
@@ -200,5 +174,72 @@ func testMADEPluginReadSurface(t *testing.T, id string) {
 		if out.Status != contract.CallCompleted || got.IsError || got.StructuredContent.CeremonyID != "cr-1" || got.StructuredContent.CurrentState != "DRAFTING" {
 			t.Errorf("%s: %s %s, want MADE's projection of cr-1 in DRAFTING", id, out.Status, content)
 		}
+	}
+}
+
+// madePlugin is the embedded MADE, holding instance cr-1 of change_review,
+// served by the in-test made-mcp and registered as the plugin id.
+func madePlugin(t *testing.T, id string) (*plugins.Set, made.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	if _, err := eng.Publish(ctx, []byte(madetest.ChangeReviewYAML)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.StartPublished(ctx, made.StartRequest{Ceremony: "change_review", Version: "1.0", CeremonyID: "cr-1",
+		ActorID: "axlrd", ActorKind: made.ActorService, Context: map[string]any{"change_ref": "PR-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return madetest.NewServer(eng) }, nil))
+	t.Cleanup(srv.Close)
+	manifest := filepath.Join(t.TempDir(), "made.json")
+	if err := os.WriteFile(manifest, fmt.Appendf(nil, `{"manifest_version": 1, "id": %q, "url": %q, "allow_tools": ["*"]}`, id, srv.URL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := plugins.ReadManifest(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := plugins.NewSet([]plugins.Plugin{{Manifest: m}}, plugins.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	return set, eng
+}
+
+// TestPluginToolsAfterRestart: a turn begun by an earlier axlrd names a
+// plugin's tool in its model request and in the call that follows; a new
+// axlrd, which has not listed the plugins yet, offers and runs it instead
+// of calling it unknown.
+func TestPluginToolsAfterRestart(t *testing.T) {
+	set, _ := madePlugin(t, "made")
+	f := newFixture(t, func(req agenttest.Request) agenttest.Reply {
+		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "r1", Name: "made__made_get_ceremony_instance", Arguments: `{"ceremony_id": "cr-1"}`}}}
+	})
+	f.acts.Hosts = &HostTools{Plugins: set, Log: zerolog.Nop()}
+	begun := f.begin("what state is cr-1 in?")
+	var hosts []string
+	for _, h := range begun.HostTools {
+		hosts = append(hosts, h.Name)
+	}
+	restart := func() { f.acts.Hosts = &HostTools{Plugins: set, Log: zerolog.Nop()} }
+	restart()
+	res, err := call[workflows.ModelRequestInput, workflows.ModelRequestResult](f, func(s *Session) any { return s.ModelRequest },
+		workflows.ModelRequestInput{SessionID: f.id, Revision: begun.Revision, Model: "m", Tools: append(slices.Clone(workflows.LocalTools), hosts...)})
+	if err != nil {
+		t.Fatalf("the model request after a restart: %v", err)
+	}
+	if len(res.Calls) != 1 || res.Calls[0].Invalid != "" || !res.Calls[0].Host {
+		t.Fatalf("the call after a restart: %+v", res.Calls)
+	}
+	restart()
+	out, err := f.tool(res.Calls[0])
+	if err != nil || out.Status != contract.CallCompleted {
+		t.Fatalf("the plugin's call after a restart: %+v %v", out, err)
 	}
 }

@@ -247,6 +247,7 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 		return workflows.ModelRequestResult{Revision: in.Revision, ContextFull: true}, nil
 	}
 	req := agent.Request{Model: in.Model, Messages: msgs, MaxTokens: in.MaxTokens, Stream: in.Stream}
+	a.Hosts.ensureListed(ctx)
 	for _, name := range in.Tools {
 		spec, ok := a.toolSpec(name, in.StepDone)
 		if !ok {
@@ -402,6 +403,7 @@ func (a *Session) ToolCall(ctx context.Context, in workflows.ToolCallInput) (wor
 // run again, it is reported uncertain.
 func (a *Session) hostCall(ctx context.Context, log *session.Log, tc agent.ToolCall, in workflows.ToolCallInput,
 	result func(contract.CallStatus, string) (workflows.ToolCallResult, error)) (workflows.ToolCallResult, error) {
+	a.Hosts.ensureListed(ctx)
 	if a.Hosts == nil || !a.Hosts.inspect(tc, &workflows.ModelCall{}) {
 		return workflows.ToolCallResult{}, temporal.NewNonRetryableApplicationError("unknown tool "+tc.Name, workflows.ErrTypeBadRequest, nil)
 	}
