@@ -26,6 +26,8 @@ import (
 	"github.com/underpass-ai/axlr/forge/githubtest"
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/sandbox"
+	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -783,5 +785,31 @@ func TestPrepareRefusedRemote(t *testing.T) {
 func TestCandidateOutlastsTheBuild(t *testing.T) {
 	if got := workflows.CandidateOptions.StartToCloseTimeout; got < forge.BuildLimit+time.Minute {
 		t.Errorf("CandidateOptions.StartToCloseTimeout = %v, want at least forge.BuildLimit (%v) and a minute", got, forge.BuildLimit)
+	}
+}
+
+// TestForgeBuildCandidateConfined: the candidate builds under axlrd's
+// sandbox, and a build the sandbox refuses (here its build cache, which
+// the settings left unwritable) fails with the compiler's words and
+// AXLR's line on the denied path.
+func TestForgeBuildCandidateConfined(t *testing.T) {
+	const job = "20261201-1200-parse-fails"
+	env := append(os.Environ(), "GOCACHE="+t.TempDir())
+	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: sandbox.Required}, env)
+	if warning != "" {
+		t.Skip(warning)
+	}
+	p := prepareClone(t, &Forge{}, job, sourceModule(t, map[string]string{"axlrd": printsVersion("axlrd")}))
+	in := workflows.BuildCandidateInput{Job: job, Clone: p.Clone, HeadSHA: p.Head}
+	res, err := runCandidate(t, &Forge{Env: env, Sandbox: box}, in)
+	if err != nil || res.Failed != "" || len(res.Binaries) != 1 {
+		t.Fatalf("a confined build: %+v %v", res, err)
+	}
+	noCache, _ := tools.NewSandbox(tools.SandboxConfig{Mode: sandbox.Required, Write: &[]string{}}, env)
+	again := prepareClone(t, &Forge{}, job+"-2", sourceModule(t, map[string]string{"axlrd": printsVersion("axlrd")}))
+	res, err = runCandidate(t, &Forge{Env: append(env, "GOCACHE="+t.TempDir()), Sandbox: noCache},
+		workflows.BuildCandidateInput{Job: job + "-2", Clone: again.Clone, HeadSHA: again.Head})
+	if err != nil || !strings.Contains(res.Failed, "permission denied") || !strings.Contains(res.Failed, "[AXLR] The sandbox (Landlock)") {
+		t.Fatalf("a build whose cache the sandbox refuses: %+v %v", res, err)
 	}
 }
