@@ -42,6 +42,9 @@ type Ceremony struct {
 	Log   zerolog.Logger
 	// HeartbeatEvery is how often a check heartbeats (default 2 s).
 	HeartbeatEvery time.Duration
+	// Definitions is the directory of axlrd's copies of the definitions
+	// the person published (MADE returns no stored definition).
+	Definitions string
 }
 
 var _ workflows.CeremonyActivities = (*Ceremony)(nil)

@@ -49,6 +49,8 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(Plan, workflow.RegisterOptions{Name: PlanWorkflow})
 			r.RegisterWorkflowWithOptions(PlanTask, workflow.RegisterOptions{Name: PlanTaskWorkflow})
 			r.RegisterWorkflowWithOptions(PullRead, workflow.RegisterOptions{Name: PullReadWorkflow})
+			r.RegisterWorkflowWithOptions(DefinitionPublish, workflow.RegisterOptions{Name: DefinitionPublishWorkflow})
+			r.RegisterWorkflowWithOptions(DefinitionList, workflow.RegisterOptions{Name: DefinitionListWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

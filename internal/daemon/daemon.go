@@ -250,7 +250,8 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	d.add("the workspaces", workspaces.Close)
 	acts := &activities.Session{Store: store, Model: agent.NewClient(providerConfig(&set.Settings, o.Getenv)), Settings: ss,
 		Workspaces: workspaces, Hosts: hosts, Log: d.log}
-	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: d.log}
+	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: d.log,
+		Definitions: filepath.Join(o.StateDir, "ceremonies")}
 	journal, err := openInflight(o.StateDir, d.identity, d.log)
 	if err != nil {
 		return err
@@ -431,6 +432,8 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: workflows.JobWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobInstall, workflow.RegisterOptions{Name: workflows.JobInstallWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.PullRead, workflow.RegisterOptions{Name: workflows.PullReadWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.DefinitionPublish, workflow.RegisterOptions{Name: workflows.DefinitionPublishWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.DefinitionList, workflow.RegisterOptions{Name: workflows.DefinitionListWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.MergeQueue, workflow.RegisterOptions{Name: workflows.QueueWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.PlanTask, workflow.RegisterOptions{Name: workflows.PlanTaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Plan, workflow.RegisterOptions{Name: workflows.PlanWorkflow})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/underpass-ai/axlr/internal/cmd/ceremonies"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/exec"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
@@ -42,6 +43,8 @@ the defaults of its prompts. Off a terminal it prints this help.
   axlr-tui plans new "<brief>" [--json] [--detach]
   axlr-tui plans [--json]
   axlr-tui plans show|watch|approve|return|decline|recover ID
+  axlr-tui ceremonies [--json]
+  axlr-tui ceremonies publish FILE.yaml [--json]
 
 The runtime contract's forms and the flags of earlier releases work as
 they did: --exec "<prompt>" is exec, --session ID --decide approve|deny
@@ -75,6 +78,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		jobs.NewCmdJobs(f),
 		queue.NewCmdQueue(f, nil),
 		plans.NewCmdPlans(f),
+		ceremonies.NewCmdCeremonies(f, nil),
 	)
 	return cmd
 }

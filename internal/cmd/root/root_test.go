@@ -152,7 +152,7 @@ func TestExecute(t *testing.T) {
 		{name: "bare on a terminal", args: dial, tty: true, err: "unreachable"},
 		{name: "bare off a terminal", args: nil, err: "no command", stderr: "Exit codes: 0 ok"},
 		{name: "help", args: []string{"--help"}, stdout: "Exit codes: 0 ok"},
-		{name: "help lists the commands", args: []string{"--help"}, stdout: "Available Commands:\n  exec        Run a prompt"},
+		{name: "help lists the commands", args: []string{"--help"}, stdout: "Available Commands:\n  ceremonies  List the ceremony definitions axlrd runs"},
 		{name: "help command", args: []string{"help"}, stdout: "The runtime contract's forms"},
 		{name: "result help", args: []string{"result", "--help"}, stdout: "Result fields:\n  schema, status"},
 		{name: "exec help", args: []string{"--exec", "--help"}, stdout: "Exit codes: 0 completed, 3"},
