@@ -32,7 +32,7 @@ func (a *Ceremony) PublishDefinition(ctx context.Context, in workflows.PublishDe
 	if len(in.YAML) > workflows.MaxDefinitionBytes {
 		return workflows.PublishDefinitionResult{}, refuse(fmt.Sprintf("the definition is %d bytes: at most %d", len(in.YAML), workflows.MaxDefinitionBytes))
 	}
-	def, warnings, err := ceremonies.ValidateYAML([]byte(in.YAML))
+	def, warnings, err := ValidateYAML([]byte(in.YAML))
 	if err != nil {
 		return workflows.PublishDefinitionResult{}, refuse(err.Error())
 	}
@@ -133,7 +133,7 @@ func (a *Ceremony) ListDefinitions(_ context.Context, _ workflows.ListDefinition
 			a.Log.Warn().Err(err).Str("file", f).Msg("a kept definition does not parse: not listed")
 			continue
 		}
-		add(def, "/ceremony "+def.Name, false)
+		add(def, "published", false)
 	}
 	return out, nil
 }

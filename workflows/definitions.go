@@ -63,8 +63,9 @@ type DefinitionSummary struct {
 	Name        string   `json:"name"`
 	Versions    []string `json:"versions"`
 	Description string   `json:"description"`
-	// Starts says what runs it: a mode ("/debug"), a job, a plan, or
-	// "/ceremony <name>" for a person's own.
+	// Starts says what runs it: a mode ("/debug mode"), a job, a plan;
+	// "published" for a person's own, which nothing runs yet (the
+	// generic /ceremony loop comes next).
 	Starts string `json:"starts"`
 	// BuiltIn: one of axlrd's own, pinned in the binary.
 	BuiltIn bool `json:"built_in"`

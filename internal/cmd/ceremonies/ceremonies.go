@@ -42,8 +42,8 @@ func NewCmdCeremonies(f *factory.Factory, runF func(context.Context, *ListOption
 		Use:   "ceremonies",
 		Short: "List the ceremony definitions axlrd runs, and publish your own",
 		Long: `List the ceremony definitions axlrd runs: its own, with the mode, job or
-plan that starts each, then those you published (/ceremony <name> runs
-them), each with its versions and the newest one's description. --json
+plan that starts each, then those you published, each with its versions
+and the newest one's description. --json
 prints a JSON array of {name, versions, description, starts, built_in}.
 
   axlr-tui ceremonies [--json]

@@ -1,4 +1,4 @@
-package ceremonies
+package activities
 
 import (
 	"errors"
