@@ -15,32 +15,15 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// teamNote is a team's own definition: two model steps and a human guard.
-const teamNote = `version: "1.0"
-name: team_note
-description: "Draft a change note, then have a person approve it."
-inputs:
-  required: [brief, workspace]
-states:
-  - {id: DRAFT, initial: true}
-  - {id: CHECK}
-  - {id: APPROVAL}
-  - {id: DONE, terminal: true}
-transitions:
-  - {from: DRAFT, to: CHECK, trigger: drafted, guards: [draft_done]}
-  - {from: CHECK, to: APPROVAL, trigger: checked, guards: [check_done]}
-  - {from: APPROVAL, to: DONE, trigger: approved, guards: [person_approves]}
-steps:
-  - {id: draft, state: DRAFT, handler: host_callback, config: {prompt: "Draft the change note."}}
-  - {id: check, state: CHECK, handler: host_callback, config: {prompt: "Check the note against the code."}}
-guards:
-  draft_done: {type: automated, check: "step_status:draft:COMPLETED"}
-  check_done: {type: automated, check: "step_status:check:COMPLETED"}
-  person_approves: {type: human, check: manual_approval}
-roles:
-  - {id: AUTHOR, allowed_actions: [draft, check, drafted, checked]}
-  - {id: APPROVER, allowed_actions: [approved]}
-`
+// teamNote is a team's own definition: two model steps and a human
+// guard (ceremonies/testdata, which e2e publishes too).
+var teamNote = func() string {
+	b, err := os.ReadFile(filepath.Join("..", "ceremonies", "testdata", "team_note.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // TestPublishDefinition: a person's definition is published to MADE and
 // kept, listed after axlrd's own; the same bytes again change nothing;

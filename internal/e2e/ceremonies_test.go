@@ -12,33 +12,6 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-// teamNoteYAML is a team's own definition, as a person writes it: two
-// model steps and a human guard.
-const teamNoteYAML = `version: "1.0"
-name: team_note
-description: "Draft a change note, then have a person approve it."
-inputs:
-  required: [brief, workspace]
-states:
-  - {id: DRAFT, initial: true}
-  - {id: CHECK}
-  - {id: APPROVAL}
-  - {id: DONE, terminal: true}
-transitions:
-  - {from: DRAFT, to: CHECK, trigger: drafted, guards: [draft_done]}
-  - {from: CHECK, to: APPROVAL, trigger: checked, guards: [check_done]}
-  - {from: APPROVAL, to: DONE, trigger: approved, guards: [person_approves]}
-steps:
-  - {id: draft, state: DRAFT, handler: host_callback, config: {prompt: "Draft the change note."}}
-  - {id: check, state: CHECK, handler: host_callback, config: {prompt: "Check the note against the code."}}
-guards:
-  draft_done: {type: automated, check: "step_status:draft:COMPLETED"}
-  check_done: {type: automated, check: "step_status:check:COMPLETED"}
-  person_approves: {type: human, check: manual_approval}
-roles:
-  - {id: AUTHOR, allowed_actions: [draft, check, drafted, checked]}
-  - {id: APPROVER, allowed_actions: [approved]}
-`
 
 // TestCeremoniesPublish: a person publishes their definition through
 // axlr-tui and axlrd; it is listed after axlrd's own, and it survives an
@@ -57,6 +30,12 @@ func TestCeremoniesPublish(t *testing.T) {
 		}
 		return path
 	}
+	// A team's own definition: two model steps and a human guard.
+	b, err := os.ReadFile(filepath.Join("..", "..", "ceremonies", "testdata", "team_note.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	teamNoteYAML := string(b)
 	file := write("team_note.yaml", teamNoteYAML)
 	r := e.tui(ctx, "ceremonies", "publish", file)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "team_note 1.0 published; digest ") {
