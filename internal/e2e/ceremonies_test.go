@@ -12,7 +12,6 @@ import (
 	"github.com/underpass-ai/axlr/workflows"
 )
 
-
 // TestCeremoniesPublish: a person publishes their definition through
 // axlr-tui and axlrd; it is listed after axlrd's own, and it survives an
 // axlrd restart. The same file again changes nothing; other bytes under
