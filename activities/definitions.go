@@ -3,7 +3,6 @@ package activities
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -52,38 +51,19 @@ func (a *Ceremony) PublishDefinition(ctx context.Context, in workflows.PublishDe
 	return workflows.PublishDefinitionResult{Outcome: pub.Outcome, Name: def.Name, Version: def.Version, Digest: pub.Digest, Warnings: warnings}, nil
 }
 
-// keepDefinition writes axlrd's copy of a published definition, whole
-// (a synced temporary file renamed into place); a copy already there is
-// the same bytes, since MADE refuses others.
+// keepDefinition writes axlrd's copy of a published definition whole
+// (writeWhole); a copy already there is the same bytes, since MADE
+// refuses others.
 func (a *Ceremony) keepDefinition(def *definition.Definition, yaml string) error {
 	if a.Definitions == "" {
 		return errors.New("keep the definition: axlrd has no definitions directory")
-	}
-	if err := os.MkdirAll(a.Definitions, 0o700); err != nil {
-		return fmt.Errorf("keep the definition: %w", err)
 	}
 	path := filepath.Join(a.Definitions, def.Name+"@"+def.Version+".yaml")
 	if b, err := os.ReadFile(path); err == nil && string(b) == yaml {
 		return nil
 	}
-	tmp := path + ".tmp-" + rand.Text()
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := writeWhole(path, []byte(yaml)); err != nil {
 		return fmt.Errorf("keep the definition: %w", err)
-	}
-	_, err = f.WriteString(yaml)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("keep the definition %s: %w", path, err)
 	}
 	return nil
 }

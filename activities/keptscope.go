@@ -305,28 +305,37 @@ func readKept(file string) (keptScope, error) {
 	return k, nil
 }
 
-// writeKept writes a kept scope's file whole or not at all: a temporary
-// file synced, renamed over it, and its directory synced.
+// writeKept writes a kept scope's file whole or not at all (writeWhole).
 func writeKept(file string, k keptScope) error {
 	b, err := json.Marshal(k)
 	if err != nil {
 		return fmt.Errorf("encode the kept scope %s: %w", file, err)
 	}
+	if err := writeWhole(file, b); err != nil {
+		return fmt.Errorf("keep the scope: %w", err)
+	}
+	return nil
+}
+
+// writeWhole writes data to file whole or not at all: a temporary file
+// beside it synced, renamed over it, and its directory (made 0700 when
+// missing) synced.
+func writeWhole(file string, data []byte) error {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("keep the scope in %s: %w", dir, err)
+		return fmt.Errorf("write %s: %w", file, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".kept-*")
+	tmp, err := os.CreateTemp(dir, ".axlr-tmp-*")
 	if err != nil {
-		return fmt.Errorf("keep the scope in %s: %w", dir, err)
+		return fmt.Errorf("write %s: %w", file, err)
 	}
-	_, err = tmp.Write(b)
+	_, err = tmp.Write(data)
 	err = errors.Join(err, tmp.Sync(), tmp.Close())
 	if err == nil {
 		err = os.Rename(tmp.Name(), file)
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("keep the scope in %s: %w", file, err), ignoreAbsent(os.Remove(tmp.Name())))
+		return errors.Join(fmt.Errorf("write %s: %w", file, err), ignoreAbsent(os.Remove(tmp.Name())))
 	}
 	d, err := os.Open(dir)
 	if err != nil {
