@@ -45,6 +45,13 @@ type Ceremony struct {
 	// Definitions is the directory of axlrd's copies of the definitions
 	// the person published (MADE returns no stored definition).
 	Definitions string
+	// Drafts is the directory of the incidents' drafts AXLR recorded, by
+	// digest; Model, ReviewerModel (reviewer_model, empty: the session's)
+	// and MaxTokens are the reviewer's.
+	Drafts        string
+	Model         Model
+	ReviewerModel string
+	MaxTokens     int
 }
 
 var _ workflows.CeremonyActivities = (*Ceremony)(nil)

@@ -76,7 +76,10 @@ type Session struct {
 	Workspaces *Workspaces
 	// Hosts are the web and plugin tools; nil offers none.
 	Hosts *HostTools
-	Log   zerolog.Logger
+	// Drafts is where the incidents' drafts are kept by digest
+	// (Ceremony.Drafts): a pending approval carries the bytes.
+	Drafts string
+	Log    zerolog.Logger
 	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
 	HeartbeatEvery time.Duration
 
@@ -507,7 +510,11 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 	if res.Answer, err = answer(events); err != nil {
 		return contract.Result{}, err
 	}
-	if p := in.Pending; p != nil && p.Check != nil {
+	if p := in.Pending; p != nil && p.Approval != nil {
+		if res.Pending, err = a.draftPending(p); err != nil {
+			return contract.Result{}, err
+		}
+	} else if p != nil && p.Check != nil {
 		args, err := json.Marshal(p.Check)
 		if err != nil {
 			return contract.Result{}, fmt.Errorf("encode pending check: %w", err)
@@ -534,6 +541,26 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 		return contract.Result{}, err
 	}
 	return decode[contract.Result](ev)
+}
+
+// DraftPending is the pending call of an incident's draft waiting for
+// approval: its instance, path, sha256 and size, and its bytes as they
+// were reviewed (axlrd's kept copy).
+type DraftPending struct {
+	workflows.DraftApproval
+	Content string `json:"content"`
+}
+
+func (a *Session) draftPending(p *workflows.PendingRef) (*contract.PendingCall, error) {
+	data, err := KeptDraft(a.Drafts, p.Approval.Digest)
+	if err != nil {
+		return nil, err
+	}
+	args, err := json.Marshal(DraftPending{DraftApproval: *p.Approval, Content: string(data)})
+	if err != nil {
+		return nil, fmt.Errorf("encode the pending draft: %w", err)
+	}
+	return &contract.PendingCall{CallID: p.CallID, Tool: p.Tool, Arguments: args}, nil
 }
 
 // answer is the model's last text to the person after the last prompt.

@@ -57,6 +57,9 @@ type Definition struct {
 	// Plan: a plan's workflows start it (ForPlan), never a session's
 	// --mode nor a job's workflow: Modes, ForMode and ForJob leave it out.
 	Plan bool
+	// Standard: it runs under the standard profile whatever the settings
+	// choose, as a job's does (its steps have no compact instruction).
+	Standard bool
 }
 
 // CancelTrigger is the trigger that ends an instance in CANCELLED from any
@@ -71,6 +74,8 @@ var definitions = []Definition{
 		Digest: "043fb2fb48528bc71c9a6d9431250310e06e62b8d471ce9fea1fe9eaf574d74d"},
 	{Name: "axlr_delivery", Version: "2.1", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.1.yaml", Cancel: true,
 		Digest: "ae1db65e9626b3daadbd0aec10916124fcae41fc237561f8fe6d70bd80ead76a"},
+	{Name: "axlr_incident", Version: "1.0", Mode: "incident", BriefInput: "incident_brief", File: "axlr_incident-1.0.yaml", Cancel: true, Standard: true,
+		Digest: "33a0641f2f6bfbefbb4ca12092bf8cf2e373ced9c40febf82a1a823d1eaed13c"},
 	{Name: "axlr_debug", Version: "2.0", Mode: "debug", BriefInput: "failure_brief", File: "axlr_debug-2.0.yaml", Superseded: true,
 		Digest: "dd10c78c432d8c3bfcc8ed0f7af93a3aeebc2be0dadb0c708ad8dc76ca14873c"},
 	{Name: "axlr_delivery", Version: "2.0", Mode: "delivery", BriefInput: "task_brief", File: "axlr_delivery-2.0.yaml", Superseded: true,

@@ -295,3 +295,98 @@ func ParseReview(answer string) (Review, error) {
 	}
 	return Review{Accepted: *r.Accepted, Findings: findings}, nil
 }
+
+// The incident's console steps and the guard its approval grants.
+const (
+	// IncidentReviewStep and IncidentPresentStep are AXLR's own: the
+	// fresh-context review and the person's approval of the exact bytes.
+	IncidentReviewStep  = "review"
+	IncidentPresentStep = "present"
+	// ReviewMode is what the review records of its context.
+	ReviewMode = "independent_context"
+)
+
+var (
+	fIncSummary   = Field{Name: "summary", Type: Text, Description: "What happened, in two or three sentences."}
+	fImpact       = Field{Name: "impact", Type: Text, Description: "Who or what was affected, and how much."}
+	fSeverity     = Field{Name: "severity", Type: Text, Description: "sev1, sev2, sev3 or sev4."}
+	fDetection    = Field{Name: "detection", Type: Text, Description: "How the incident was noticed."}
+	fService      = Field{Name: "service", Type: Text, Description: "The service or component affected."}
+	fSlug         = Field{Name: "slug", Type: Text, MaxChars: MaxSlug, Description: "kebab-case, at most 64 characters, naming the incident: it names the draft and the postmortem."}
+	fTimeline     = Field{Name: "timeline", Type: Timeline, Description: `Entries in time order: [{"at": "2026-11-30T14:05:00Z", "event": "...", "evidence": "logs/app.log:120 ..."}]; at is RFC 3339 with its zone, evidence names what shows it (a workspace path that exists, a log line, a commit).`}
+	fIncRoot      = Field{Name: "root_cause", Type: Text, Description: "The root cause, as the evidence shows it."}
+	fContributing = Field{Name: "contributing_factors", Type: TextList, Description: "What made it worse or more likely."}
+	fWentWell     = Field{Name: "went_well", Type: TextList, Description: "What went well."}
+	fWentBadly    = Field{Name: "went_badly", Type: TextList, Description: "What went badly."}
+	fActions      = Field{Name: "actions", Type: Actions, Description: `[{"title": "...", "kind": "corrective" or "preventive", "owner": "a team or role", "due": "YYYY-MM-DD after today", "verification": "how anyone will know it worked"}].`}
+	fDraftPath    = Field{Name: "draft_path", Type: Text, Description: "docs/incidents/<slug>.draft.md, the draft you wrote."}
+	fIncReport    = Field{Name: "report", Type: Text, Description: "What happened, what was found, what will change."}
+
+	rTriaged    = Field{Name: "triaged", Type: Bool, Description: "true: the severity and the slug hold."}
+	rTimelineOK = Field{Name: "timeline_ok", Type: Bool, Description: "true: the entries are ordered, zoned and evidenced, and their workspace paths exist."}
+	rAnalyzed   = Field{Name: "analyzed", Type: Bool, Description: "true: every action has an owner, a kind, a due date after today and a verification."}
+	rDigest     = Field{Name: "draft_digest", Type: Text, Description: "The draft's sha256, in hex: what was reviewed, approved or published."}
+	rAccepted   = Field{Name: "accepted", Type: Bool, Description: "true: the reviewer accepted the draft; false: its findings go back to revise."}
+	rFindings   = Field{Name: "findings", Type: Findings, Description: "What the author must change, at most 12."}
+	rReviewMode = Field{Name: "review_mode", Type: Text, Values: []string{ReviewMode}, Description: "independent_context: a model request in a fresh context, with no tools and none of the author's transcript; not an independent person."}
+	rReviewer   = Field{Name: "reviewer_model", Type: Text, Description: "The reviewer's model: reviewer_model in settings, else the session's."}
+	rIncDecide  = Field{Name: "decision", Type: Text, Values: []string{DecisionApprove, DecisionReturn, DecisionDecline},
+		Description: "approve: the person approved these bytes, and AXLR grants the human guard through the approver identity; return: back to revise with the reason (the person's, at most twice, or a draft changed on disk since its review); decline: the person's third denial."}
+	rIncReason = Field{Name: "reason", Type: Text, Description: "Why the draft went back, or was declined."}
+)
+
+// The incident's steps: the model's triage, timeline, analysis and
+// revisions; AXLR's review and presentation; the model's publish, whose
+// check writes the approved bytes. Beside each model step's outcome, AXLR
+// records the triage's slug and severity, the revision's draft_digest and
+// draft_bytes, and the publication's path and draft_digest. The incident
+// runs under the standard profile only: its steps have no compact
+// instruction. Each model step is checked by its
+// session host (CheckIncident), which reads the workspace.
+func init() {
+	steps["axlr_incident 1.0"] = []Step{
+		{ID: "triage", Fields: []Field{fIncSummary, fImpact, fSeverity, fDetection, fService, fSlug},
+			Requires: [][]string{{"summary", "impact", "severity", "detection", "service", "slug"}}, Check: CheckIncident, Outcome: "triaged", ReadOnly: true},
+		{ID: "timeline", Fields: []Field{fTimeline},
+			Requires: [][]string{{"timeline"}}, Check: CheckIncident, Outcome: "timeline_ok", ReadOnly: true},
+		{ID: "analysis", Fields: []Field{fIncRoot, fContributing, fWentWell, fWentBadly, fActions},
+			Requires: [][]string{{"root_cause", "contributing_factors", "went_well", "went_badly", "actions"}}, Check: CheckIncident, Outcome: "analyzed", ReadOnly: true},
+		{ID: "revise", Fields: []Field{fDraftPath},
+			Requires: [][]string{{"draft_path"}}, Check: CheckIncident, Outcome: "revised"},
+		{ID: IncidentReviewStep, Console: true, Records: []Field{rAccepted, rFindings, rReviewMode, rReviewer, rDigest}},
+		{ID: IncidentPresentStep, Console: true, Lease: DecideLease, Records: []Field{rIncDecide, rIncReason, rDigest}},
+		{ID: "publish", Fields: []Field{fIncReport, fSummaryEn},
+			Requires: [][]string{{"report", "summary_en"}}, Check: CheckIncident, Outcome: "published"},
+	}
+}
+
+// IncidentDay is what an incident's checks read of the world beside the
+// hand-back: today (the workflow's time) and whether a workspace path
+// exists.
+type IncidentDay struct {
+	Now    time.Time
+	Exists func(path string) bool
+}
+
+// CheckIncidentFields checks a validated hand-back of triage, timeline or
+// analysis (Validate decoded its fields) and returns what AXLR records
+// beside them: the slug and severity of a triage. revise and publish read
+// files, which their host does.
+func CheckIncidentFields(step string, fields map[string]any, day IncidentDay) (map[string]any, error) {
+	switch step {
+	case "triage":
+		severity, _ := fields["severity"].(string)
+		slug, _ := fields["slug"].(string)
+		if err := CheckTriage(severity, slug); err != nil {
+			return nil, err
+		}
+		return map[string]any{"slug": slug, "severity": severity}, nil
+	case "timeline":
+		entries, _ := fields["timeline"].([]TimelineEntry)
+		return map[string]any{}, CheckTimeline(entries, day.Exists)
+	case "analysis":
+		actions, _ := fields["actions"].([]Action)
+		return map[string]any{}, CheckActions(actions, day.Now)
+	}
+	return map[string]any{}, nil
+}

@@ -2,7 +2,7 @@ package ceremonies
 
 import (
 	"encoding/json"
-	"os"
+
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +10,15 @@ import (
 	"github.com/underpass-ai/axlr/made/definition"
 )
 
-// TestIncidentDraftValidates: the draft of axlr_incident 1.0, which the
-// driver will pin once it runs it, is a valid definition: REVIEW repeats
-// twice at most until the review accepts, the approval is a human guard
-// only the approver role fires, and every live state can be cancelled.
-func TestIncidentDraftValidates(t *testing.T) {
-	y, err := os.ReadFile("drafts/axlr_incident-1.0.yaml")
+// TestIncidentDefinition: axlr_incident 1.0 (valid and pinned, as
+// TestPins checks) has the steps the driver knows, in order, and REVIEW
+// repeats twice at most.
+func TestIncidentDefinition(t *testing.T) {
+	d, ok := ForMode("incident")
+	if !ok || d.Name != "axlr_incident" || d.Version != "1.0" || !d.Cancel || d.BriefInput != "incident_brief" {
+		t.Fatalf("incident mode starts %+v", d)
+	}
+	y, err := d.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,20 +26,20 @@ func TestIncidentDraftValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range definition.Validate(def) {
-		if f.Severity == definition.SeverityError {
-			t.Errorf("%s", f.Message)
-		}
-	}
-	if def.Name != "axlr_incident" || def.Version != "1.0" {
-		t.Errorf("declares %s %s", def.Name, def.Version)
-	}
 	var ids []string
 	for _, st := range def.Steps {
 		ids = append(ids, st.ID)
 	}
 	if got := strings.Join(ids, " "); got != "triage timeline analysis revise review present publish" {
 		t.Errorf("steps %s", got)
+	}
+	for _, st := range def.States {
+		if st.ID == "REVIEW" && (st.Repeat == nil || st.Repeat.MaxIterations != 2) {
+			t.Errorf("REVIEW repeats %+v", st.Repeat)
+		}
+	}
+	if p, ok := StepOf(d.Name, d.Version, "present"); !ok || !p.Console || p.Lease != DecideLease {
+		t.Errorf("present step %+v", p)
 	}
 }
 

@@ -86,6 +86,7 @@ func TestStepsPinned(t *testing.T) {
 		"axlr_delivery 2.1": "2b4e0ec0588ab109394ea062ed4f08cb48d65cc9ea0b2a3dd1a62ca3578bbf6b",
 		"axlr_repair 1.0":   "5163e24e3d2cce3ef779821f7a445650ad2139839a5271a3aad693338ef2a83d",
 		"axlr_improve 1.0":  "5fa73a440043832778e77f6d4dd77c09d51145b6093ee0982c35b60d0b47066d",
+		"axlr_incident 1.0": "bf81196dfa49460fc63794cf6b995f77f4395fb2a6006cec03fc1ac64a5fd68a",
 		"axlr_plan 1.0":     "aaa09d2326ff9da0d4145bc02a863f051bcde70e294cd78fb53cd756ebb761e1",
 		"axlr_task 1.0":     "0c74fd056319f5119a0a0c2a093818354d148a42bf58e6bea8afc832b3c36b5a",
 		"axlr_sync 1.0":     "5b43b14eba9c12a7e49b680edde38e8ca97fd018a28ee18a8e88088cb87e7dce",
@@ -548,8 +549,8 @@ func TestImproveWalks(t *testing.T) {
 // TestLookups: --mode takes the work modes only; a job's kind finds its
 // definition through ForJob alone, a part of a plan through ForPlan alone.
 func TestLookups(t *testing.T) {
-	if got := Modes(); !slices.Equal(got, []string{"debug", "delivery"}) {
-		t.Fatalf("Modes() = %v, want [debug delivery]", got)
+	if got := Modes(); !slices.Equal(got, []string{"debug", "delivery", "incident"}) {
+		t.Fatalf("Modes() = %v, want [debug delivery incident]", got)
 	}
 	lookups := map[string]func(string) (Definition, bool){"mode": ForMode, "job": ForJob, "plan": ForPlan}
 	tests := []struct {

@@ -381,7 +381,9 @@ const (
 	ScopeByDigests  = "digests"
 )
 
-// MaxReturns is how often the person may return a plan to the planner.
+// MaxReturns is how often the person may return a plan to the planner,
+// or an incident's draft to its author (DecisionReturn); the next denial
+// of a draft declines it.
 const MaxReturns = 2
 
 // PlanApprovalGuard is the guard the person grants at a plan's approval,

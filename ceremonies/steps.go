@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -58,6 +59,10 @@ const (
 	// then AXLR runs the task's unit check, and the step's outcome holds
 	// when it exits zero and ran a test (not NoTestsRun).
 	CheckGreen Check = "green"
+	// CheckIncident is an incident's step's check: its session host checks
+	// the hand-back against the workspace and the day (IncidentRules), and
+	// records the draft's digest or publishes the approved bytes.
+	CheckIncident Check = "incident"
 )
 
 // Holds reports whether a run of the check, which exited with exit and
@@ -86,8 +91,9 @@ func (c Check) Proposes() bool { return c == CheckReproduce || c == CheckBaselin
 
 // Hosted reports whether the check is its ceremony's host's to run, not
 // the driver's: a plan task's red and green, which the task's worker
-// checks against the task's files.
-func (c Check) Hosted() bool { return c == CheckRed || c == CheckGreen }
+// checks against the task's files, and an incident's, which read the
+// workspace.
+func (c Check) Hosted() bool { return c == CheckRed || c == CheckGreen || c == CheckIncident }
 
 // Judgement is what one run of a step's check means for the step.
 type Judgement struct {
@@ -174,6 +180,12 @@ const (
 	CheckRuns FieldType = "check_runs"
 	// Responses are a reconciliation round's: [Response].
 	Responses FieldType = "responses"
+	// Timeline is an incident's timeline: [TimelineEntry].
+	Timeline FieldType = "timeline"
+	// Actions are an incident's actions: [Action].
+	Actions FieldType = "actions"
+	// Findings are a review's findings: [string], at most MaxFindings.
+	Findings FieldType = "findings"
 )
 
 // Field is one field the model hands back, or that AXLR records at a
@@ -233,6 +245,10 @@ type Step struct {
 	// TestFilesOnly: local_write and local_edit reach only test files in
 	// this step (a plan task's red), under every profile.
 	TestFilesOnly bool `json:",omitempty"`
+	// Lease is the claim's lease of a console step that waits for the
+	// person longer than the step timeout (an incident's approval); zero:
+	// the step timeout.
+	Lease time.Duration `json:",omitempty"`
 }
 
 // MaxFieldBytes bounds a text field of a hand-back.
@@ -597,6 +613,10 @@ func decodeField(f Field, raw json.RawMessage, compact bool) (any, error) {
 		return s, nil
 	case Command:
 		return decodeCommand(raw, compact)
+	case Timeline:
+		return DecodeTimeline(raw)
+	case Actions:
+		return DecodeActions(raw)
 	case Links:
 		return decodeLinks(raw)
 	case TextList:

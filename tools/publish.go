@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 )
 
@@ -47,4 +48,41 @@ func (w *Workspace) Publish(ctx context.Context, p string, data []byte, digest s
 		return newError(CodeConflict, "%s read back with sha256 %s, not the approved %s: removed, to publish again", quote(c), got, digest)
 	}
 	return nil
+}
+
+// ReadWhole reads the regular file p (workspace-relative, a final link
+// followed only inside the workspace) whole, when it holds at most limit
+// bytes; a larger one is a conflict naming its size and the limit.
+func (w *Workspace) ReadWhole(p string, limit int64) ([]byte, error) {
+	c, err := filePath(p)
+	if err != nil {
+		return nil, err
+	}
+	f, fi, oerr := w.openRegular(c, true)
+	if oerr != nil {
+		return nil, oerr
+	}
+	defer f.Close()
+	if fi.Size() > limit {
+		return nil, newError(CodeConflict, "%s is %d bytes: at most %d", quote(c), fi.Size(), limit)
+	}
+	data, rerr := io.ReadAll(io.LimitReader(f, limit+1))
+	if rerr != nil {
+		return nil, fsError("path", c, rerr)
+	}
+	if int64(len(data)) > limit {
+		return nil, newError(CodeConflict, "%s grew past %d bytes while it was read", quote(c), limit)
+	}
+	return data, nil
+}
+
+// Exists reports whether the workspace path p names a file or a directory
+// inside the workspace.
+func (w *Workspace) Exists(p string) bool {
+	c, err := filePath(p)
+	if err != nil {
+		return false
+	}
+	_, serr := w.root.Stat(c)
+	return serr == nil
 }

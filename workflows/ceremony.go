@@ -441,6 +441,37 @@ func (noHooks) TestFiles() ([]string, bool) { return nil, false }
 
 func (d *Driver) c() *CeremonyState { return *d.slot }
 
+// Attach gives a running ceremony its host's hooks again: a host continued
+// as new carries the ceremony in its state, and its hooks are code.
+func (d *Driver) Attach(hooks CeremonyHooks) { d.hooks = hooks }
+
+// runConsole runs the console steps the host runs between the model's
+// requests (ConsoleRunner), until a model's step is open, the ceremony
+// ends or waits.
+func (d *Driver) runConsole(ctx workflow.Context) error {
+	r, ok := d.host().(ConsoleRunner)
+	for ok {
+		st, open := d.ConsoleStep()
+		if !open {
+			return nil
+		}
+		if err := r.RunConsole(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DecideConsole applies the person's decision on the call a console step
+// made wait, through the host that ran the step.
+func (d *Driver) DecideConsole(ctx workflow.Context, p *PendingState, req *DecideRequest) error {
+	r, ok := d.host().(ConsoleRunner)
+	if !ok {
+		return fmt.Errorf("call %s waits on a console step this host does not run", p.Call.CallID)
+	}
+	return r.DecideConsole(ctx, p, req)
+}
+
 // host is what the host added to its ceremony.
 func (d *Driver) host() CeremonyHooks {
 	if d.hooks == nil {
@@ -519,7 +550,7 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 	}
 	*d.slot = &CeremonyState{
 		Mode: def.Mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
-		Compact:      !def.Job && d.t.st.Snapshot.compactProfile(),
+		Compact:      !def.Job && !def.Standard && d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief, Entries: entries,
 	}
 	*d.mode = def.Mode
@@ -555,7 +586,8 @@ func (d *Driver) Continue(ctx workflow.Context, executionID string) error {
 	c.Execution = executionID
 	c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
 	c.Reminders = 0
-	if c.Step == "" {
+	if c.Step == "" || c.step().Console {
+		// A console step runs before the next request (runConsole).
 		return nil
 	}
 	return d.note(ctx, "prompt", c.stepNote(false))
@@ -751,6 +783,9 @@ func (d *Driver) writeRefused(call ModelCall) string {
 // before a model request: a note at a fifth left, a new budget at the
 // limit (twice), then a pause for the person.
 func (d *Driver) BeforeRequest(ctx workflow.Context) error {
+	if err := d.runConsole(ctx); err != nil {
+		return err
+	}
 	if !d.stepOpen() {
 		return nil
 	}
@@ -1048,9 +1083,15 @@ func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply)
 		cer.Step = ""
 		return nil
 	}
-	if st, ok := v.step(cer.Step); ok && st.Status == "pending" && st.Iteration > cer.Iteration {
+	if st, ok := v.step(cer.Step); ok && st.Status == "pending" && st.Iteration > cer.Iteration && (v.NextStep == "" || v.NextStep == cer.Step) {
 		reply.Feedback += fmt.Sprintf("Step %s continues: iteration %d.", cer.Step, st.Iteration)
 		return d.claim(ctx, cer.Step, st.Iteration, reply)
+	}
+	if len(v.Enabled) == 0 && v.NextStep != "" && v.NextStep != cer.Step && workflow.GetVersion(ctx, versionStateSteps, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		// The state's next step (an incident's review after its revision,
+		// or the revision of a state's next round).
+		st, _ := v.step(v.NextStep)
+		return d.claim(ctx, v.NextStep, max(st.Iteration, 1), reply)
 	}
 	if len(v.Enabled) == 0 {
 		cer.State = v.State
@@ -1091,6 +1132,12 @@ func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply)
 	return d.claim(ctx, next.NextStep, max(st.Iteration, 1), reply)
 }
 
+// versionStateSteps guards the claim of a state's next step when no
+// transition is enabled (issue 20: a state of several steps), where the
+// driver waited for something outside AXLR. No definition before
+// axlr_incident has such a state.
+const versionStateSteps = "state-steps"
+
 // versionRounds guards the round in a claim's and a check's keys: a state
 // entered again (a red round back to repair) claims its steps anew.
 const versionRounds = "claim-rounds"
@@ -1104,8 +1151,14 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 		round = cer.Entries[step]
 	}
 	var v InstanceView
+	lease := cer.StepTimeout
+	if st, ok := ceremonies.StepOf(cer.Definition, cer.Version, step); ok && st.Lease > 0 {
+		// A console step that waits for the person (an incident's
+		// approval) holds its claim longer than a step's timeout.
+		lease = st.Lease
+	}
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
-		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: cer.StepTimeout, Epoch: cer.Epoch,
+		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: lease, Epoch: cer.Epoch,
 	}).Get(ctx, &v)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == ErrTypeNeedsOperator && workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
@@ -1127,6 +1180,9 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 	reply.NextStep, reply.Iteration, reply.Instr = step, cer.Iteration, cer.instruction()
 	if cer.step().Console {
 		reply.Instr = fmt.Sprintf("Step %s is AXLR's own: it runs without you. Do not call %s; answer the person briefly with what you did.", step, StepDoneTool)
+		if _, runs := d.host().(ConsoleRunner); runs {
+			reply.Instr = fmt.Sprintf("Step %s is AXLR's own: it runs before your next request, and AXLR tells you how it went. Do not call %s for it.", step, StepDoneTool)
+		}
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ func (h Host) decidePending(ctx workflow.Context, p *PendingState, req *DecideRe
 	if p.Check != nil {
 		return h.driver.Decide(ctx, p, req)
 	}
+	if p.Approval != nil {
+		return h.driver.DecideConsole(ctx, p, req)
+	}
 	return h.turn.Decide(ctx, p, req)
 }
 

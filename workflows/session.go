@@ -161,6 +161,9 @@ type DecideRequest struct {
 	CallID   string            `json:"call_id,omitempty"`
 	Decision contract.Decision `json:"decision"`
 	Reason   string            `json:"reason,omitempty"`
+	// Digest is the sha256 of the incident draft an approval approves:
+	// the validator refuses any other than the one that waits.
+	Digest string `json:"digest,omitempty"`
 	// Policy, when set, is the policy the decision is taken under and
 	// becomes the session's policy.
 	Policy *policy.Policy `json:"policy,omitempty"`
@@ -434,11 +437,23 @@ type PendingRef struct {
 	// Check is a check command waiting for approval: the pending call's
 	// arguments.
 	Check *ceremonies.CheckCommand `json:"check,omitempty"`
+	// Approval is an incident's draft waiting for approval: the pending
+	// call's arguments, with the draft's bytes.
+	Approval *DraftApproval `json:"approval,omitempty"`
 }
 
 // SupportedModes are the modes an execution may ask for: the work modes
 // (normal, review, writer, research) and each ceremony's.
 var SupportedModes = append([]string{"normal", "review", "writer", "research"}, ceremonies.Modes()...)
+
+// ceremonyHooks are what the session adds to a ceremony it opens: an
+// incident's checks and console steps; nothing to a work mode's.
+func (s *sessionRun) ceremonyHooks(definition string) CeremonyHooks {
+	if def, ok := ceremonies.ForMode("incident"); ok && definition == def.Name {
+		return incidentHooks{d: s.driver}
+	}
+	return nil
+}
 
 // ceremonyMode reports whether a mode runs a ceremony.
 func ceremonyMode(mode string) bool {
@@ -530,6 +545,10 @@ func newSessionRun(in SessionInput) *sessionRun {
 		s.st = SessionState{HostState: newHostState(in.SessionID, "", "")}
 	}
 	s.Host = newHost(&s.st.HostState, hostOptions{})
+	if c := s.st.Ceremony; c.Active() {
+		// A run continued as new with its ceremony running.
+		s.driver.Attach(s.ceremonyHooks(c.Definition))
+	}
 	return s
 }
 
@@ -705,6 +724,9 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 	if p == nil {
 		return fmt.Errorf("decide: no call waits for a decision in session %s", s.st.Current())
 	}
+	if a := p.Approval; a != nil {
+		return validateDraftDecision(a, req)
+	}
 	if req.Policy != nil {
 		if err := req.Policy.Validate(); err != nil {
 			return fmt.Errorf("decide: %w", err)
@@ -724,6 +746,20 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 		if forbidden, reason := policy.Forbidden(pol, call); forbidden {
 			return fmt.Errorf("decide: %s is forbidden by the execution's policy: %s", what, reason)
 		}
+	}
+	return nil
+}
+
+// validateDraftDecision refuses an approval of any draft but the one that
+// waits, and a return without its reason.
+func validateDraftDecision(a *DraftApproval, req DecideRequest) error {
+	switch {
+	case req.Decision == contract.Approve && req.Digest == "":
+		return fmt.Errorf("decide: an approval names the digest it approves: draft %s waits with sha256 %s", a.Path, a.Digest)
+	case req.Decision == contract.Approve && req.Digest != a.Digest:
+		return fmt.Errorf("decide: draft %s waits with sha256 %s, not %s: approve the bytes that wait", a.Path, a.Digest, req.Digest)
+	case req.Decision == contract.Deny && strings.TrimSpace(req.Reason) == "":
+		return fmt.Errorf("decide: a returned draft needs its reason (--reason), for the author to revise against")
 	}
 	return nil
 }
@@ -761,7 +797,7 @@ func (s *sessionRun) validateStopCeremony(ctx workflow.Context, req StopCeremony
 	if err := s.busyError(); err != nil {
 		return err
 	}
-	if p := s.st.Pending; p != nil && p.Check == nil {
+	if p := s.st.Pending; p != nil && p.Check == nil && p.Approval == nil {
 		return fmt.Errorf("stop ceremony: session %s has call %s (%s) waiting for a decision: decide it first", s.st.Current(), p.Call.CallID, p.Call.Tool)
 	}
 	return nil
@@ -775,7 +811,11 @@ func (s *sessionRun) stopCeremony(ctx workflow.Context, req StopCeremonyRequest)
 // not approved, and the ceremony ends without a model request.
 func (s *sessionRun) stop(ctx workflow.Context, req *StopCeremonyRequest) error {
 	s.turn.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
-	if p := s.st.Pending; p != nil {
+	if p := s.st.Pending; p != nil && p.Approval != nil {
+		// A console step's wait: no call of the model's to answer.
+		s.st.Pending = nil
+		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: ApproveTool}, contract.Deny, contract.CallDenied)
+	} else if p != nil {
 		s.st.Pending = nil
 		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
 		if err := s.turn.Record(ctx, p.Call, contract.CallDenied, contract.Deny, stepReply{Step: s.st.Ceremony.Step, Error: "the person stopped the ceremony before approving the check command"}.text()); err != nil {
@@ -913,7 +953,7 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		}
 	case ceremonyMode(s.st.Mode):
 		def, _ := ceremonies.ForMode(s.st.Mode)
-		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}, nil); err != nil {
+		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}, s.ceremonyHooks(def.Name)); err != nil {
 			return err
 		}
 	}

@@ -119,6 +119,9 @@ type PendingState struct {
 	// Check, when set, makes this the approval of a ceremony's check
 	// command that the axlr_step_done call handed back.
 	Check *ceremonies.CheckCommand `json:"check,omitempty"`
+	// Approval, when set, makes this an incident's reviewed draft waiting
+	// for the person: a console step's wait, with no call of the model's.
+	Approval *DraftApproval `json:"approval,omitempty"`
 }
 
 // ExecutionState is one execution of a workflow.
@@ -537,7 +540,7 @@ func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, 
 	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony,
 		Mode: cmp.Or(t.st.Mode, "normal")}
 	if p := t.st.Pending; p != nil && status == contract.NeedsDecision {
-		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check}
+		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check, Approval: p.Approval}
 		if p.Check != nil {
 			in.Pending.Tool = CheckTool
 		}

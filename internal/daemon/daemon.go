@@ -248,10 +248,13 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	workspaces := &activities.Workspaces{Env: env, Sandbox: box}
 	fg.Sandbox = box
 	d.add("the workspaces", workspaces.Close)
-	acts := &activities.Session{Store: store, Model: agent.NewClient(providerConfig(&set.Settings, o.Getenv)), Settings: ss,
-		Workspaces: workspaces, Hosts: hosts, Log: d.log}
+	model := agent.NewClient(providerConfig(&set.Settings, o.Getenv))
+	drafts := filepath.Join(o.StateDir, "incidents")
+	acts := &activities.Session{Store: store, Model: model, Settings: ss,
+		Workspaces: workspaces, Hosts: hosts, Drafts: drafts, Log: d.log}
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: d.log,
-		Definitions: filepath.Join(o.StateDir, "ceremonies")}
+		Definitions: filepath.Join(o.StateDir, "ceremonies"), Drafts: drafts, Model: model,
+		ReviewerModel: set.Settings.ReviewerModel, MaxTokens: ss.MaxTokens}
 	journal, err := openInflight(o.StateDir, d.identity, d.log)
 	if err != nil {
 		return err

@@ -476,7 +476,7 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 	case "/plans":
 		m.view = plansView
 		return m, m.plans.Refresh()
-	case "/normal", "/review", "/writer", "/research", "/debug", "/delivery":
+	case "/normal", "/review", "/writer", "/research", "/debug", "/delivery", "/incident":
 		// The work modes and the ceremonies --mode offers: the next prompt
 		// sends it; the ones after keep the session's.
 		m.mode = s.Command[1:]

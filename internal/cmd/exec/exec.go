@@ -10,6 +10,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -262,20 +263,30 @@ func (o *ExecOptions) request(pol *policy.Policy) (workflows.ExecuteRequest, err
 }
 
 // decide decides the call --call names, or the one the session waits on,
-// saying which.
+// saying which. An incident's draft is approved by the digest the pending
+// call shows: axlrd refuses the approval if another waits by then.
 func decide(ctx context.Context, opts *ExecOptions, c Client, pol *policy.Policy) (client.Execution, error) {
-	call := opts.CallID
-	if call == "" {
-		p, err := c.PendingCall(ctx, opts.SessionID)
-		if err != nil {
-			return client.Execution{}, err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, p.Tool)
-		call = p.CallID
+	req := workflows.DecideRequest{CallID: opts.CallID, Decision: contract.Decision(opts.Decide), Reason: opts.Reason, Policy: pol}
+	p, err := c.PendingCall(ctx, opts.SessionID)
+	if err != nil && req.CallID == "" {
+		return client.Execution{}, err
 	}
-	return c.Decide(ctx, opts.SessionID, workflows.DecideRequest{
-		CallID: call, Decision: contract.Decision(opts.Decide), Reason: opts.Reason, Policy: pol,
-	})
+	if err == nil && (req.CallID == "" || req.CallID == p.CallID) {
+		req.CallID = p.CallID
+		what := p.Tool
+		if p.Tool == workflows.ApproveTool {
+			var a workflows.DraftApproval
+			if err := json.Unmarshal(p.Arguments, &a); err != nil {
+				return client.Execution{}, fmt.Errorf("read the pending draft of call %s: %w", p.CallID, err)
+			}
+			req.Digest = a.Digest
+			what = fmt.Sprintf("%s, draft %s, sha256 %s", p.Tool, a.Path, a.Digest)
+		}
+		if opts.CallID == "" {
+			fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, what)
+		}
+	}
+	return c.Decide(ctx, opts.SessionID, req)
 }
 
 // stopCeremony stops the ceremony the session's last result shows

@@ -54,9 +54,12 @@ type Request struct {
 	PendingKind jobs.PendingKind
 	HeadSHA     string
 	// Plan names a plan.
-	Plan  string
-	Title string
-	Lines []string
+	Plan string
+	// Digest is the sha256 of the incident draft the card shows: its
+	// approval names it.
+	Digest string
+	Title  string
+	Lines  []string
 }
 
 // DecisionMsg is the person's decision on the card's request.
@@ -72,7 +75,7 @@ func (d DecisionMsg) DecideRequest() workflows.DecideRequest {
 	if d.Verdict != Approve {
 		dec = contract.Deny
 	}
-	return workflows.DecideRequest{CallID: d.Request.CallID, Decision: dec, Reason: d.Reason}
+	return workflows.DecideRequest{CallID: d.Request.CallID, Decision: dec, Reason: d.Reason, Digest: d.Request.Digest}
 }
 
 // JobDecision is the job's decide update for a job's decision.
@@ -107,6 +110,9 @@ func (d DecisionMsg) PlanDecision() workflows.PlanDecision {
 // ForCall is the card of a session's pending call: the tool and its
 // arguments, indented.
 func ForCall(session string, pc contract.PendingCall) Request {
+	if pc.Tool == workflows.ApproveTool {
+		return forDraft(session, pc)
+	}
 	lines := []string{"tool: " + pc.Tool}
 	var args bytes.Buffer
 	if json.Indent(&args, pc.Arguments, "", "  ") == nil {
@@ -115,6 +121,25 @@ func ForCall(session string, pc contract.PendingCall) Request {
 		lines = append(lines, string(pc.Arguments))
 	}
 	return Request{Subject: Call, Session: session, CallID: pc.CallID, Title: "Approve call " + pc.CallID + "?", Lines: lines}
+}
+
+// forDraft is the card of an incident's reviewed draft: a approves these
+// exact bytes (by their digest), d returns them with a reason.
+func forDraft(session string, pc contract.PendingCall) Request {
+	var d struct {
+		workflows.DraftApproval
+		Content string `json:"content"`
+	}
+	r := Request{Subject: Call, Session: session, CallID: pc.CallID}
+	if err := json.Unmarshal(pc.Arguments, &d); err != nil {
+		r.Title, r.Lines = "Approve call "+pc.CallID+"?", []string{"the pending draft does not read: " + err.Error()}
+		return r
+	}
+	r.Digest = d.Digest
+	r.Title = "Approve the postmortem draft " + d.Path + "?"
+	r.Lines = append([]string{fmt.Sprintf("sha256 %s, %d bytes, as reviewed: a approves these bytes; d returns them with a reason", d.Digest, d.Bytes), ""},
+		strings.Split(d.Content, "\n")...)
+	return r
 }
 
 // ForJob is the card of what a job waits for: its check command, or the

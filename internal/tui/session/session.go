@@ -19,7 +19,7 @@ import (
 )
 
 // Commands are the slash commands the composer knows.
-var Commands = []string{"/debug", "/delivery", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/review", "/writer", "/research", "/approve",
+var Commands = []string{"/debug", "/delivery", "/incident", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/review", "/writer", "/research", "/approve",
 	"/jobs", "/plans", "/sessions", "/history", "/stop-ceremony", "/parar"}
 
 // PromptMsg is a prompt the person sent.
