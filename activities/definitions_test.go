@@ -92,7 +92,7 @@ func TestPublishDefinition(t *testing.T) {
 	if mine.BuiltIn || strings.Join(mine.Versions, ",") != "1.0,1.10" || mine.Starts != "published" || mine.Description != "Draft a short change note, then have a person approve it." {
 		t.Errorf("team_note is listed as %+v", mine)
 	}
-	if list[2].Starts != "/repair jobs" || list[4].Starts != "/plan (plan)" {
-		t.Errorf("the jobs' and plans' definitions start with %q and %q", list[2].Starts, list[4].Starts)
+	if list[2].Starts != "/incident mode" || list[3].Starts != "/repair jobs" || list[5].Starts != "/plan (plan)" {
+		t.Errorf("the incident's, jobs' and plans' definitions start with %q, %q and %q", list[2].Starts, list[3].Starts, list[5].Starts)
 	}
 }
