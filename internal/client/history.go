@@ -349,6 +349,16 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 		if dc.FromPayloads(in, &r) == nil {
 			return fmt.Sprintf("%s from %s", r.Trigger, r.From)
 		}
+	case workflows.ActivityIncidentCheck:
+		var r workflows.IncidentCheckInput
+		if dc.FromPayloads(in, &r) == nil {
+			return "incident step " + r.Step
+		}
+	case workflows.ActivityIncidentReview:
+		var r workflows.IncidentReviewInput
+		if dc.FromPayloads(in, &r) == nil {
+			return fmt.Sprintf("review %s, sha256 %s", r.Path, r.Digest)
+		}
 	}
 	return ""
 }
@@ -380,6 +390,19 @@ func activityOutcome(activityType string, out *commonpb.Payloads, dc converter.D
 		if dc.FromPayloads(out, &r) == nil {
 			return checkOutcome(r)
 		}
+	case workflows.ActivityIncidentCheck:
+		var r workflows.IncidentCheckResult
+		if dc.FromPayloads(out, &r) == nil {
+			return incidentOutcome(r)
+		}
+	case workflows.ActivityIncidentReview:
+		var r workflows.IncidentReviewResult
+		if dc.FromPayloads(out, &r) == nil {
+			if r.Accepted {
+				return "accepted by " + r.ReviewerModel
+			}
+			return fmt.Sprintf("%d findings from %s", len(r.Findings), r.ReviewerModel)
+		}
 	}
 	return "completed"
 }
@@ -392,6 +415,21 @@ func checkOutcome(r contract.CheckRecord) string {
 		out = fmt.Sprintf("exit %d", *r.ExitCode)
 	}
 	return out + contract.SandboxSummary(r.Sandbox, r.SandboxNote)
+}
+
+// incidentOutcome is an incident check's row: the refusal, or what it
+// recorded that a person looks for (the draft's digest, the path
+// published).
+func incidentOutcome(r workflows.IncidentCheckResult) string {
+	switch {
+	case r.Refused != "":
+		return "refused: " + cut(r.Refused, 160)
+	case r.Recorded["path"] != nil:
+		return fmt.Sprintf("published %v, sha256 %v", r.Recorded["path"], r.Recorded["draft_digest"])
+	case r.Recorded["draft_digest"] != nil:
+		return fmt.Sprintf("draft %v, sha256 %v", r.Recorded["draft_path"], r.Recorded["draft_digest"])
+	}
+	return "accepted"
 }
 
 func instanceOutcome(v workflows.InstanceView) string {
@@ -456,10 +494,15 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.Instance.InstanceID),
 				fmt.Sprintf("%s, step %s claimed", r.Instance.State, r.Instance.NextStep)
 		}
-	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition:
+	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition, workflows.ActivityCeremonyApproveGuard:
 		var r workflows.InstanceView
 		if dc.FromPayloads(out, &r) == nil {
 			return r.Action, instanceOutcome(r)
+		}
+	case workflows.ActivityDraftDigest:
+		var r workflows.DraftDigestResult
+		if dc.FromPayloads(out, &r) == nil {
+			return "the draft on disk", "sha256 " + digestOrGone(r.Digest)
 		}
 	case workflows.ActivityCeremonyHandBack:
 		var r workflows.HandBackResult
@@ -493,6 +536,13 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 		}
 	}
 	return "", "completed"
+}
+
+func digestOrGone(d string) string {
+	if d == "" {
+		return "none (gone)"
+	}
+	return d
 }
 
 func cut(s string, n int) string {

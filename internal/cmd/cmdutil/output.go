@@ -72,6 +72,9 @@ func PrintResult(stdout, stderr io.Writer, r *contract.Result) {
 			where += ", step " + c.Step + " open"
 		}
 		fmt.Fprintf(stderr, "axlr-tui: ceremony %s %s (instance %s): %s\n", c.Definition, c.Version, c.InstanceID, where)
+		if path := publishedPath(c); path != "" {
+			fmt.Fprintln(stdout, "published: "+path)
+		}
 	}
 	switch r.Status {
 	case contract.NeedsDecision:
@@ -81,6 +84,18 @@ func PrintResult(stdout, stderr io.Writer, r *contract.Result) {
 	case contract.Failed, contract.Interrupted:
 		fmt.Fprintf(stderr, "axlr-tui: execution %s: %s (session %s)\n", r.Status, r.Error, r.SessionID)
 	}
+}
+
+// publishedPath is the path an ended incident published its postmortem
+// to, if it did.
+func publishedPath(c *contract.CeremonyOutcome) string {
+	for i := len(c.Steps) - 1; i >= 0; i-- {
+		if s := c.Steps[i]; s.Step == "publish" && s.Status == "completed" {
+			p, _ := s.Output["path"].(string)
+			return p
+		}
+	}
+	return ""
 }
 
 // OneLine is the first line of s.
