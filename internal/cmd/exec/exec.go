@@ -264,14 +264,15 @@ func (o *ExecOptions) request(pol *policy.Policy) (workflows.ExecuteRequest, err
 
 // decide decides the call --call names, or the one the session waits on,
 // saying which. An incident's draft is approved by the digest the pending
-// call shows: axlrd refuses the approval if another waits by then.
+// call shows (so without --call): axlrd refuses the approval if another
+// waits by then, and an approval that names no digest.
 func decide(ctx context.Context, opts *ExecOptions, c Client, pol *policy.Policy) (client.Execution, error) {
 	req := workflows.DecideRequest{CallID: opts.CallID, Decision: contract.Decision(opts.Decide), Reason: opts.Reason, Policy: pol}
-	p, err := c.PendingCall(ctx, opts.SessionID)
-	if err != nil && req.CallID == "" {
-		return client.Execution{}, err
-	}
-	if err == nil && (req.CallID == "" || req.CallID == p.CallID) {
+	if req.CallID == "" {
+		p, err := c.PendingCall(ctx, opts.SessionID)
+		if err != nil {
+			return client.Execution{}, err
+		}
 		req.CallID = p.CallID
 		what := p.Tool
 		if p.Tool == workflows.ApproveTool {
@@ -282,9 +283,7 @@ func decide(ctx context.Context, opts *ExecOptions, c Client, pol *policy.Policy
 			req.Digest = a.Digest
 			what = fmt.Sprintf("%s, draft %s, sha256 %s", p.Tool, a.Path, a.Digest)
 		}
-		if opts.CallID == "" {
-			fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, what)
-		}
+		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, what)
 	}
 	return c.Decide(ctx, opts.SessionID, req)
 }
