@@ -61,12 +61,12 @@ func TestCeremoniesPublish(t *testing.T) {
 		t.Fatalf("list: %d %q %q %v", r.code, r.stdout, r.stderr, err)
 	}
 	last := defs[len(defs)-1]
-	if len(defs) != 8 || !defs[0].BuiltIn || last.Name != "team_note" || last.Starts != "published" || last.BuiltIn {
+	if len(defs) != 9 || !defs[0].BuiltIn || last.Name != "team_note" || last.Starts != "published" || last.BuiltIn {
 		t.Fatalf("listed %+v", defs)
 	}
 	r = e.tui(ctx, "ceremonies")
 	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if r.code != 0 || len(rows) != 9 || strings.Join(strings.Fields(rows[8]), " ") != "team_note 1.0 published Draft a change note, then have a person approve it." {
+	if r.code != 0 || len(rows) != 10 || strings.Join(strings.Fields(rows[9]), " ") != "team_note 1.0 published Draft a change note, then have a person approve it." {
 		t.Fatalf("list: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
