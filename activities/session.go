@@ -543,20 +543,14 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 	return decode[contract.Result](ev)
 }
 
-// DraftPending is the pending call of an incident's draft waiting for
-// approval: its instance, path, sha256 and size, and its bytes as they
-// were reviewed (axlrd's kept copy).
-type DraftPending struct {
-	workflows.DraftApproval
-	Content string `json:"content"`
-}
-
+// draftPending is the pending call of an incident's draft waiting for
+// approval, with its bytes from axlrd's kept copy.
 func (a *Session) draftPending(p *workflows.PendingRef) (*contract.PendingCall, error) {
 	data, err := KeptDraft(a.Drafts, p.Approval.Digest)
 	if err != nil {
 		return nil, err
 	}
-	args, err := json.Marshal(DraftPending{DraftApproval: *p.Approval, Content: string(data)})
+	args, err := json.Marshal(workflows.DraftPending{DraftApproval: *p.Approval, Content: string(data)})
 	if err != nil {
 		return nil, fmt.Errorf("encode the pending draft: %w", err)
 	}

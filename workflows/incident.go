@@ -100,6 +100,13 @@ type DraftApproval struct {
 	Bytes      int    `json:"bytes"`
 }
 
+// DraftPending is a result's pending call of a draft waiting for approval:
+// the DraftApproval and the draft's bytes as they were reviewed.
+type DraftPending struct {
+	DraftApproval
+	Content string `json:"content"`
+}
+
 // IncidentOptions run an incident's check: short, on the workspace.
 var IncidentOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: time.Minute,

@@ -100,15 +100,9 @@ func incidentRepo(t *testing.T, e *env) {
 }
 
 // pendingDraft reads the draft a needs_decision result waits on.
-func pendingDraft(t *testing.T, res *contract.Result) struct {
-	workflows.DraftApproval
-	Content string `json:"content"`
-} {
+func pendingDraft(t *testing.T, res *contract.Result) workflows.DraftPending {
 	t.Helper()
-	var d struct {
-		workflows.DraftApproval
-		Content string `json:"content"`
-	}
+	var d workflows.DraftPending
 	if res.Status != contract.NeedsDecision || res.Pending == nil || res.Pending.Tool != workflows.ApproveTool {
 		t.Fatalf("result %s, pending %+v: want the draft waiting", res.Status, res.Pending)
 	}

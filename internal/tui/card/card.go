@@ -126,10 +126,7 @@ func ForCall(session string, pc contract.PendingCall) Request {
 // forDraft is the card of an incident's reviewed draft: a approves these
 // exact bytes (by their digest), d returns them with a reason.
 func forDraft(session string, pc contract.PendingCall) Request {
-	var d struct {
-		workflows.DraftApproval
-		Content string `json:"content"`
-	}
+	var d workflows.DraftPending
 	r := Request{Subject: Call, Session: session, CallID: pc.CallID}
 	if err := json.Unmarshal(pc.Arguments, &d); err != nil {
 		r.Title, r.Lines = "Approve call "+pc.CallID+"?", []string{"the pending draft does not read: " + err.Error()}
