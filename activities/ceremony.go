@@ -62,6 +62,9 @@ const evCheck = "check.result"
 // Start publishes the mode's pinned definition, refuses one whose digest
 // differs from its pin, opens the instance and claims its first step.
 func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (workflows.CeremonyStartResult, error) {
+	if in.Published {
+		return a.startPublished(ctx, in)
+	}
 	def, ok := ceremonies.Lookup(in.Definition, in.Version)
 	if !ok {
 		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
@@ -268,7 +271,7 @@ func (a *Ceremony) claim(ctx context.Context, id, step, key string, iteration in
 
 // HandBack validates an axlr_step_done call against the open step.
 func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (workflows.HandBackResult, error) {
-	hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact)
+	hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact, in.Published)
 	if err != nil {
 		var refused handBackError
 		if errors.As(err, &refused) {
@@ -306,7 +309,7 @@ func jobTexts(definition string, fields map[string]any) map[string]string {
 // handBackError is a refused hand-back: the model's to fix.
 type handBackError struct{ error }
 
-func (a *Ceremony) handBack(sessionID, callKey, definition, version, step string, compact bool) (ceremonies.HandBack, error) {
+func (a *Ceremony) handBack(sessionID, callKey, definition, version, step string, compact, published bool) (ceremonies.HandBack, error) {
 	log, err := openLog(a.Store, sessionID)
 	if err != nil {
 		return ceremonies.HandBack{}, err
@@ -315,7 +318,13 @@ func (a *Ceremony) handBack(sessionID, callKey, definition, version, step string
 	if err != nil {
 		return ceremonies.HandBack{}, err
 	}
-	hb, err := ceremonies.Validate(definition, version, step, []byte(tc.Arguments), compact)
+	validate := func() (ceremonies.HandBack, error) {
+		return ceremonies.Validate(definition, version, step, []byte(tc.Arguments), compact)
+	}
+	if published {
+		validate = func() (ceremonies.HandBack, error) { return ceremonies.ValidatePublished(step, []byte(tc.Arguments)) }
+	}
+	hb, err := validate()
 	if err != nil {
 		return ceremonies.HandBack{}, handBackError{err}
 	}
@@ -426,7 +435,7 @@ func revision(ctx context.Context, ws *tools.Workspace) (contract.CheckRecord, e
 func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (workflows.InstanceView, error) {
 	output := map[string]any{}
 	if in.CallKey != "" {
-		hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact)
+		hb, err := a.handBack(in.SessionID, in.CallKey, in.Definition, in.Version, in.Step, in.Compact, in.Published)
 		if err != nil {
 			return workflows.InstanceView{}, temporal.NewNonRetryableApplicationError("hand-back no longer valid: "+err.Error(), workflows.ErrTypeSessionDiverged, err)
 		}
@@ -478,6 +487,9 @@ func (a *Ceremony) Complete(ctx context.Context, in workflows.CompleteInput) (wo
 // instance left the state) is taken as done.
 func (a *Ceremony) Transition(ctx context.Context, in workflows.TransitionInput) (workflows.InstanceView, error) {
 	action := fmt.Sprintf("applied %s from %s", in.Trigger, in.From)
+	if len(in.Others) > 0 {
+		action += fmt.Sprintf(" (also enabled, not applied: %s)", strings.Join(in.Others, ", "))
+	}
 	inst, err := a.Made.ApplyTransition(ctx, made.TransitionRequest{CeremonyID: in.InstanceID, Trigger: in.Trigger, ActorKind: made.ActorService})
 	if errors.Is(err, made.ErrWrongState) || errors.Is(err, made.ErrTerminal) {
 		cur, gerr := a.Made.Get(ctx, in.InstanceID)

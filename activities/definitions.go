@@ -100,10 +100,7 @@ func (a *Ceremony) ListDefinitions(_ context.Context, _ workflows.ListDefinition
 	if a.Definitions == "" {
 		return out, nil
 	}
-	// The directory's name has no pattern characters of its own to err on.
-	files, _ := filepath.Glob(filepath.Join(a.Definitions, "*.yaml"))
-	slices.Sort(files)
-	for _, f := range files {
+	for _, f := range a.keptFiles() {
 		y, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read the published definition %s: %w", f, err)
@@ -113,7 +110,7 @@ func (a *Ceremony) ListDefinitions(_ context.Context, _ workflows.ListDefinition
 			a.Log.Warn().Err(err).Str("file", f).Msg("a kept definition does not parse: not listed")
 			continue
 		}
-		add(def, "published", false)
+		add(def, "/ceremony "+def.Name, false)
 	}
 	return out, nil
 }

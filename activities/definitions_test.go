@@ -89,7 +89,7 @@ func TestPublishDefinition(t *testing.T) {
 	if !debug.BuiltIn || strings.Join(debug.Versions, ",") != "2.0,2.1" || debug.Starts != "/debug mode" || debug.Description == "" {
 		t.Errorf("axlr_debug is listed as %+v", debug)
 	}
-	if mine.BuiltIn || strings.Join(mine.Versions, ",") != "1.0,1.10" || mine.Starts != "published" || mine.Description != "Draft a short change note, then have a person approve it." {
+	if mine.BuiltIn || strings.Join(mine.Versions, ",") != "1.0,1.10" || mine.Starts != "/ceremony team_note" || mine.Description != "Draft a short change note, then have a person approve it." {
 		t.Errorf("team_note is listed as %+v", mine)
 	}
 	if list[2].Starts != "/incident mode" || list[3].Starts != "/repair jobs" || list[5].Starts != "/plan (plan)" {

@@ -7,13 +7,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/made/definition"
 )
-
-// ReservedPrefix begins the names of axlrd's own definitions: a person's
-// definition may not take one, so it can neither replace a built-in one
-// nor hold the name of one to come.
-const ReservedPrefix = "axlr_"
 
 // ValidateYAML reads and validates a definition a person wrote, before it
 // is published: MADE's parser and validator (made/definition), with errors
@@ -35,9 +31,9 @@ func ValidateYAML(y []byte) (*definition.Definition, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if strings.HasPrefix(def.Name, ReservedPrefix) {
+	if strings.HasPrefix(def.Name, ceremonies.ReservedPrefix) {
 		return nil, nil, fmt.Errorf("line %d: name %s: names that begin with %s are axlrd's own definitions; publish yours under another name",
-			keyLine(&root, "name"), def.Name, ReservedPrefix)
+			keyLine(&root, "name"), def.Name, ceremonies.ReservedPrefix)
 	}
 	var errs, warnings []string
 	for _, f := range definition.Validate(def) {

@@ -38,7 +38,7 @@ const evReview = "review.result"
 // the publication of the approved bytes. A rule the hand-back breaks is
 // its refusal, not an error.
 func (a *Ceremony) IncidentCheck(ctx context.Context, in workflows.IncidentCheckInput) (workflows.IncidentCheckResult, error) {
-	hb, err := a.handBack(in.SessionID, in.CallKey, "axlr_incident", "1.0", in.Step, false)
+	hb, err := a.handBack(in.SessionID, in.CallKey, "axlr_incident", "1.0", in.Step, false, false)
 	if err != nil {
 		var refused handBackError
 		if errors.As(err, &refused) {

@@ -46,13 +46,16 @@ func (a *Session) toolSpec(name string, stepDone *workflows.StepDoneSpec) (agent
 		if stepDone == nil {
 			return agent.ToolSpec{}, false
 		}
-		cacheKey = fmt.Sprintf("%s/%s/%s/%s/%v", name, stepDone.Definition, stepDone.Version, stepDone.Step, stepDone.Compact)
+		cacheKey = fmt.Sprintf("%s/%s/%s/%s/%v/%v", name, stepDone.Definition, stepDone.Version, stepDone.Step, stepDone.Compact, stepDone.Published)
 	}
 	if spec, ok := a.specs[cacheKey]; ok {
 		return spec, true
 	}
 	if name == workflows.StepDoneTool {
 		params, err := ceremonies.StepDoneSchema(stepDone.Definition, stepDone.Version, stepDone.Step, stepDone.Compact)
+		if stepDone.Published {
+			params, err = ceremonies.PublishedStepDoneSchema()
+		}
 		if err != nil {
 			return agent.ToolSpec{}, false
 		}

@@ -514,6 +514,12 @@ func (a *Session) FinishExecution(ctx context.Context, in workflows.FinishExecut
 		if res.Pending, err = a.draftPending(p); err != nil {
 			return contract.Result{}, err
 		}
+	} else if p != nil && p.Guard != nil {
+		args, err := json.Marshal(p.Guard)
+		if err != nil {
+			return contract.Result{}, fmt.Errorf("encode pending guard: %w", err)
+		}
+		res.Pending = &contract.PendingCall{CallID: p.CallID, Tool: p.Tool, Arguments: args}
 	} else if p != nil && p.Check != nil {
 		args, err := json.Marshal(p.Check)
 		if err != nil {

@@ -78,6 +78,13 @@ type CeremonyOutcome struct {
 	// Step is the open step while the ceremony runs.
 	Step  string       `json:"step,omitempty"`
 	Steps []StepRecord `json:"steps"`
+	// Waiting says what the ceremony waits for when it runs with no step
+	// open: a guard the person grants, or something outside AXLR (a state
+	// with no enabled transition and no claimable step).
+	Waiting string `json:"waiting,omitempty"`
+	// Unapplied are the transitions MADE enabled beside the one applied,
+	// in a person's definition ("from S: applied a; also enabled b").
+	Unapplied []string `json:"unapplied,omitempty"`
 }
 
 // StepRecord is one accepted hand-back of a step: what AXLR recorded in
@@ -253,6 +260,10 @@ const (
 	// EventCeremonyStopped: the driver stopped driving a ceremony that
 	// needs an operator; Reason says why.
 	EventCeremonyStopped EventType = "ceremony.stopped"
+	// EventCeremonyWaiting: a ceremony runs with no step open and waits
+	// for a guard the person grants or for something outside AXLR;
+	// Reason says which.
+	EventCeremonyWaiting EventType = "ceremony.waiting"
 )
 
 // Event is one step of a turn as it happens; the fields beside Type depend

@@ -166,6 +166,21 @@ type CeremonyState struct {
 	// StopNoted: the person stopped the ceremony and the next prompt has
 	// carried StoppedNote. False with Stopped by the person: it is due.
 	StopNoted bool `json:"stop_noted,omitempty"`
+	// Published: a person's definition, run by the generic loop in
+	// ceremonies.ModeCeremony. AXLR knows its steps by their prompts
+	// alone (Instructions); Approvers are the roles that grant each of
+	// its human guards.
+	Published bool              `json:"published,omitempty"`
+	Approvers map[string]string `json:"approvers,omitempty"`
+	// Cancel: a person's definition with a cancel trigger, which the
+	// person's stop fires.
+	Cancel bool `json:"cancel,omitempty"`
+	// Guard is the human guard the ceremony waits on, to be asked of the
+	// person; Waiting says what a ceremony with no step open waits for;
+	// Unapplied are the transitions enabled beside the ones applied.
+	Guard     string   `json:"guard,omitempty"`
+	Waiting   string   `json:"waiting,omitempty"`
+	Unapplied []string `json:"unapplied,omitempty"`
 	// Epoch counts the runs that took the instance over from an earlier
 	// one (a recovered job's): 0 for the run that opened it. Past 0 it
 	// names the keys of the claims, checks and notes, so a run never
@@ -192,7 +207,7 @@ func (c *CeremonyState) Active() bool { return c != nil && !c.Ended }
 
 func (c *CeremonyState) outcome() *contract.CeremonyOutcome {
 	o := &contract.CeremonyOutcome{InstanceID: c.InstanceID, Definition: c.Definition, Version: c.Version,
-		State: c.State, Ended: c.Ended, Stopped: c.Stopped, Step: c.Step, Steps: c.Records}
+		State: c.State, Ended: c.Ended, Stopped: c.Stopped, Step: c.Step, Steps: c.Records, Waiting: c.Waiting, Unapplied: c.Unapplied}
 	if o.Steps == nil {
 		o.Steps = []contract.StepRecord{}
 	}
@@ -216,6 +231,11 @@ type CeremonyStartInput struct {
 	InstanceID string         `json:"instance_id"`
 	SessionID  string         `json:"session_id"`
 	Context    map[string]any `json:"context"`
+	// Published starts a person's definition: its kept copy is read, an
+	// empty Version is the newest one, and Brief fills every required
+	// input the context does not.
+	Published bool   `json:"published,omitempty"`
+	Brief     string `json:"brief,omitempty"`
 }
 
 // CeremonyStartResult is the started instance with its claimed first step.
@@ -227,6 +247,11 @@ type CeremonyStartResult struct {
 	Instance     InstanceView      `json:"instance"`
 	// Limits are each step's iterations at most (its repeat's, else 1).
 	Limits map[string]int `json:"limits,omitempty"`
+	// Approvers are a person's definition's human guards, each with the
+	// role that grants it.
+	Approvers map[string]string `json:"approvers,omitempty"`
+	// Cancel: the definition has the cancel trigger.
+	Cancel bool `json:"cancel,omitempty"`
 }
 
 // InstanceView is the compact projection the driver decides with. Action
@@ -300,6 +325,9 @@ type HandBackInput struct {
 	Version string `json:"version,omitempty"`
 	Step    string `json:"step"`
 	Compact bool   `json:"compact,omitempty"`
+	// Published: a person's step, whose fields are whatever the model
+	// hands back (ceremonies.ValidatePublished).
+	Published bool `json:"published,omitempty"`
 }
 
 // HandBackResult is the validation's verdict.
@@ -337,6 +365,7 @@ type CompleteInput struct {
 	Status     string         `json:"status"`
 	Recorded   map[string]any `json:"recorded,omitempty"`
 	Compact    bool           `json:"compact,omitempty"`
+	Published  bool           `json:"published,omitempty"`
 }
 
 // TransitionInput fires a trigger from a state.
@@ -344,6 +373,9 @@ type TransitionInput struct {
 	InstanceID string `json:"instance_id"`
 	Trigger    string `json:"trigger"`
 	From       string `json:"from"`
+	// Others are the transitions enabled beside Trigger, not applied (a
+	// person's definition), for the history to show.
+	Others []string `json:"others,omitempty"`
 }
 
 // AppendNoteInput appends an [AXLR] note to the transcript as the person's
@@ -548,15 +580,21 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 	if roundsFromStart(def) || workflow.GetVersion(ctx, versionRounds, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		entries = map[string]int{res.Instance.NextStep: 1}
 	}
-	*d.slot = &CeremonyState{
+	return d.opened(ctx, &CeremonyState{
 		Mode: def.Mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
 		Compact:      !def.Job && !def.Standard && d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief, Entries: entries,
-	}
-	*d.mode = def.Mode
-	d.claimed(ctx, res.Instance)
-	c := d.c()
-	c.Execution = in.Execution
+	}, res.Instance, in.Execution)
+}
+
+// opened takes a started instance: the ceremony drives the host in its
+// mode from its claimed first step, which is announced unless it is a
+// console step.
+func (d *Driver) opened(ctx workflow.Context, c *CeremonyState, first InstanceView, execution string) error {
+	*d.slot = c
+	*d.mode = c.Mode
+	d.claimed(ctx, first)
+	c.Execution = execution
 	if c.step().Console {
 		return nil
 	}
@@ -586,6 +624,10 @@ func (d *Driver) Continue(ctx workflow.Context, executionID string) error {
 	c.Execution = executionID
 	c.Reminded, c.Calls, c.Renewals, c.BudgetNoted = false, 0, 0, false
 	c.Reminders = 0
+	if c.Published && c.Step == "" {
+		// Something outside AXLR may have moved the instance since.
+		return d.recheck(ctx)
+	}
 	if c.Step == "" || c.step().Console {
 		// A console step runs before the next request (runConsole).
 		return nil
@@ -620,6 +662,10 @@ func (d *Driver) Decide(ctx workflow.Context, p *PendingState, req *DecideReques
 // definition's name and version: a published version's steps never
 // change, so a run in flight reads what it started with.
 func (c *CeremonyState) step() ceremonies.Step {
+	if c.Published {
+		// A person's step is the model's, with no check of AXLR's.
+		return ceremonies.Step{ID: c.Step}
+	}
 	st, _ := ceremonies.StepOf(c.Definition, c.Version, c.Step)
 	return st
 }
@@ -651,7 +697,7 @@ func (c *CeremonyState) stepNote(began bool) string {
 }
 
 func (c *CeremonyState) instruction() string {
-	if c.Compact {
+	if c.Compact && !c.Published {
 		if st := c.step(); st.ID != "" {
 			return st.Compact
 		}
@@ -713,7 +759,7 @@ func (d *Driver) Offer(tools []string) Offer {
 		out = append(out, HistoryTool)
 	}
 	o.Tools = append(out, StepDoneTool)
-	o.StepDone = &StepDoneSpec{Definition: c.Definition, Version: c.Version, Step: c.Step, Compact: c.Compact}
+	o.StepDone = &StepDoneSpec{Definition: c.Definition, Version: c.Version, Step: c.Step, Compact: c.Compact, Published: c.Published}
 	return o
 }
 
@@ -784,6 +830,9 @@ func (d *Driver) writeRefused(call ModelCall) string {
 // limit (twice), then a pause for the person.
 func (d *Driver) BeforeRequest(ctx workflow.Context) error {
 	if err := d.runConsole(ctx); err != nil {
+		return err
+	}
+	if err := d.askGuard(); err != nil {
 		return err
 	}
 	if !d.stepOpen() {
@@ -915,7 +964,7 @@ func (d *Driver) stop(ctx workflow.Context, why, detail, status string) error {
 // stop left it.
 func (d *Driver) cancel(ctx workflow.Context) error {
 	c := d.c()
-	if !ceremonies.Cancellable(c.Definition, c.Version) || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !(ceremonies.Cancellable(c.Definition, c.Version) || c.Published && c.Cancel) || workflow.GetVersion(ctx, versionSeeds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
 	var v InstanceView
@@ -1066,6 +1115,9 @@ type ConsoleOutcome struct {
 // when it repeats, else the enabled transition and the next step's claim.
 func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply) error {
 	cer := d.c()
+	if cer.Published {
+		return d.advancePublished(ctx, v, reply)
+	}
 	if v.Moved {
 		// The transition was applied before a crash: take the instance
 		// as it stands.

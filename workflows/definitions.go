@@ -64,8 +64,7 @@ type DefinitionSummary struct {
 	Versions    []string `json:"versions"`
 	Description string   `json:"description"`
 	// Starts says what runs it: a mode ("/debug mode"), a job, a plan;
-	// "published" for a person's own, which nothing runs yet (the
-	// generic /ceremony loop comes next).
+	// "/ceremony <name>" for a person's own, which the generic loop runs.
 	Starts string `json:"starts"`
 	// BuiltIn: one of axlrd's own, pinned in the binary.
 	BuiltIn bool `json:"built_in"`

@@ -118,7 +118,7 @@ func (d *Driver) handBack(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 	cer := d.c()
 	var res HandBackResult
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityCeremonyHandBack, HandBackInput{
-		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
+		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact, Published: cer.Published,
 	}).Get(ctx, &res)
 	if err != nil {
 		return nil, false, fmt.Errorf("check hand-back of %s: %w", cer.Step, err)
@@ -133,6 +133,10 @@ func (d *Driver) handBack(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 		Recorded: map[string]any{st.Outcome: true},
 		rest:     rest, result: res, decision: contract.AutoApprove, compact: cer.Compact,
 		reply: stepReply{Accepted: true, Step: cer.Step, Iteration: cer.Iteration, Ignored: res.Ignored},
+	}
+	if cer.Published {
+		// A person's step is completed with exactly the fields handed back.
+		hb.Recorded = map[string]any{}
 	}
 	if approved {
 		hb.decision = contract.Approve
@@ -241,7 +245,7 @@ func (d *Driver) completeStep(ctx workflow.Context, hb *StepHandBack) error {
 	var v InstanceView
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
 		SessionID: d.t.Current(), CallKey: hb.Call.Key, Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
-		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: hb.Recorded, Compact: cer.Compact,
+		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: hb.Recorded, Compact: cer.Compact, Published: cer.Published,
 	}).Get(ctx, &v)
 	if err != nil {
 		return fmt.Errorf("complete step %s: %w", cer.Step, err)

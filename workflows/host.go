@@ -97,6 +97,9 @@ func (h Host) decidePending(ctx workflow.Context, p *PendingState, req *DecideRe
 	if p.Approval != nil {
 		return h.driver.DecideConsole(ctx, p, req)
 	}
+	if p.Guard != nil {
+		return h.driver.DecideGuard(ctx, p, req)
+	}
 	return h.turn.Decide(ctx, p, req)
 }
 

@@ -133,7 +133,11 @@ type ExecuteRequest struct {
 	// prompt set or the end of a ceremony returned to (normal for a new
 	// session), so a client that sends a mode only when the person
 	// chose one never restarts a ceremony that ended.
-	Mode     string          `json:"mode"`
+	Mode string `json:"mode"`
+	// Ceremony names the person's published definition ceremony mode
+	// runs: NAME, the newest version, or NAME@VERSION. Empty in ceremony
+	// mode is the one the session chose before.
+	Ceremony string          `json:"ceremony,omitempty"`
 	Approval policy.Approval `json:"approval"`
 	// Policy, when set, becomes the session's policy.
 	Policy *policy.Policy `json:"policy,omitempty"`
@@ -233,6 +237,10 @@ type SessionState struct {
 	// carried of them, for their keys.
 	JobOutcomes []JobOutcomeState `json:"job_outcomes,omitempty"`
 	JobNotes    int               `json:"job_notes,omitempty"`
+	// Chosen is the person's definition ceremony mode runs, NAME or
+	// NAME@VERSION as they named it: it travels with the mode, and a
+	// prompt that sets another mode forgets it.
+	Chosen string `json:"chosen,omitempty"`
 }
 
 type queuedRequest struct {
@@ -305,6 +313,8 @@ type StepDoneSpec struct {
 	Version string `json:"version,omitempty"`
 	Step    string `json:"step"`
 	Compact bool   `json:"compact,omitempty"`
+	// Published: a person's step, which takes any field the step asks for.
+	Published bool `json:"published,omitempty"`
 }
 
 // ModelRequestResult is the compact outcome of a model request.
@@ -440,11 +450,14 @@ type PendingRef struct {
 	// Approval is an incident's draft waiting for approval: the pending
 	// call's arguments, with the draft's bytes.
 	Approval *DraftApproval `json:"approval,omitempty"`
+	// Guard is a person's definition's human guard waiting for the
+	// person.
+	Guard *GuardApproval `json:"guard,omitempty"`
 }
 
 // SupportedModes are the modes an execution may ask for: the work modes
 // (normal, review, writer, research) and each ceremony's.
-var SupportedModes = append([]string{"normal", "review", "writer", "research"}, ceremonies.Modes()...)
+var SupportedModes = append([]string{"normal", "review", "writer", "research", ceremonies.ModeCeremony}, ceremonies.Modes()...)
 
 // ceremonyHooks are what the session adds to a ceremony it opens: an
 // incident's checks and console steps; nothing to a work mode's.
@@ -673,6 +686,29 @@ func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) e
 	if c := s.st.Ceremony; c.Active() && req.Mode != "" && req.Mode != "normal" && req.Mode != c.Mode {
 		return fmt.Errorf("session %s runs ceremony %s (%s mode, step %s): send a prompt without --mode to continue it", s.st.Current(), c.InstanceID, c.Mode, c.Step)
 	}
+	return s.validateChosen(req)
+}
+
+// validateChosen checks the person's definition a prompt names: only in
+// ceremony mode, a name axlrd's own do not take, and none other than the
+// one that runs. Ceremony mode without one needs the session's.
+func (s *sessionRun) validateChosen(req ExecuteRequest) error {
+	if req.Ceremony == "" {
+		if req.Mode == ceremonies.ModeCeremony && (s.st.Chosen == "" || s.st.Mode != ceremonies.ModeCeremony) && !s.st.Ceremony.Active() {
+			return errors.New("execute: ceremony mode runs a definition you published: name it (--ceremony NAME[@VERSION], /ceremony NAME)")
+		}
+		return nil
+	}
+	if req.Mode != ceremonies.ModeCeremony {
+		return fmt.Errorf("execute: a definition (%s) runs in ceremony mode, not %q", req.Ceremony, cmp.Or(req.Mode, "the session's"))
+	}
+	name, version, err := ceremonies.ParseRef(req.Ceremony)
+	if err != nil {
+		return fmt.Errorf("execute: %w", err)
+	}
+	if c := s.st.Ceremony; c.Active() && (name != c.Definition || version != "" && version != c.Version) {
+		return fmt.Errorf("session %s runs ceremony %s %s (instance %s, step %s): finish or stop it (--stop-ceremony) before %s", s.st.Current(), c.Definition, c.Version, c.InstanceID, cmp.Or(c.Step, "none open"), req.Ceremony)
+	}
 	return nil
 }
 
@@ -726,6 +762,10 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 	}
 	if a := p.Approval; a != nil {
 		return validateDraftDecision(a, req)
+	}
+	if p.Guard != nil {
+		// A guard is granted or declined as it is: no policy decides it.
+		return nil
 	}
 	if req.Policy != nil {
 		if err := req.Policy.Validate(); err != nil {
@@ -797,7 +837,7 @@ func (s *sessionRun) validateStopCeremony(ctx workflow.Context, req StopCeremony
 	if err := s.busyError(); err != nil {
 		return err
 	}
-	if p := s.st.Pending; p != nil && p.Check == nil && p.Approval == nil {
+	if p := s.st.Pending; p != nil && p.Check == nil && p.Approval == nil && p.Guard == nil {
 		return fmt.Errorf("stop ceremony: session %s has call %s (%s) waiting for a decision: decide it first", s.st.Current(), p.Call.CallID, p.Call.Tool)
 	}
 	return nil
@@ -811,10 +851,14 @@ func (s *sessionRun) stopCeremony(ctx workflow.Context, req StopCeremonyRequest)
 // not approved, and the ceremony ends without a model request.
 func (s *sessionRun) stop(ctx workflow.Context, req *StopCeremonyRequest) error {
 	s.turn.emit(contract.Event{Type: contract.EventSession, SessionID: s.st.Current()})
-	if p := s.st.Pending; p != nil && p.Approval != nil {
-		// A console step's wait: no call of the model's to answer.
+	if p := s.st.Pending; p != nil && (p.Approval != nil || p.Guard != nil) {
+		// A console step's or a guard's wait: no call of the model's to
+		// answer.
 		s.st.Pending = nil
-		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: ApproveTool}, contract.Deny, contract.CallDenied)
+		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool}, contract.Deny, contract.CallDenied)
+		if s.st.Ceremony != nil {
+			s.st.Ceremony.Guard = ""
+		}
 	} else if p != nil {
 		s.st.Pending = nil
 		s.turn.SetCall(ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: CheckTool}, contract.Deny, contract.CallDenied)
@@ -917,6 +961,12 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	// version guard is needed.
 	mode := cmp.Or(req.Mode, s.st.Mode, "normal")
 	s.st.Mode = mode
+	if req.Ceremony != "" {
+		s.st.Chosen = req.Ceremony
+	}
+	if mode != ceremonies.ModeCeremony {
+		s.st.Chosen = ""
+	}
 	if req.Web != nil {
 		s.st.NoWeb = !*req.Web
 	}
@@ -954,6 +1004,13 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 	case ceremonyMode(s.st.Mode):
 		def, _ := ceremonies.ForMode(s.st.Mode)
 		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}, s.ceremonyHooks(def.Name)); err != nil {
+			return err
+		}
+	case s.st.Mode == ceremonies.ModeCeremony:
+		name, version, _ := ceremonies.ParseRef(s.st.Chosen)
+		if err := s.driver.OpenPublished(ctx, name, version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}); err != nil {
+			// Nothing started: the session is back in normal mode.
+			s.st.Mode, s.st.Chosen = "normal", ""
 			return err
 		}
 	}

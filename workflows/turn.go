@@ -122,6 +122,9 @@ type PendingState struct {
 	// Approval, when set, makes this an incident's reviewed draft waiting
 	// for the person: a console step's wait, with no call of the model's.
 	Approval *DraftApproval `json:"approval,omitempty"`
+	// Guard, when set, makes this a human guard of a person's definition
+	// waiting for the person, with no call of the model's.
+	Guard *GuardApproval `json:"guard,omitempty"`
 }
 
 // ExecutionState is one execution of a workflow.
@@ -540,7 +543,7 @@ func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, 
 	in := FinishExecutionInput{ExecutionID: ex.ID, Status: status, Error: msg, Sessions: slices.Clone(ex.Sessions), Ceremony: ceremony,
 		Mode: cmp.Or(t.st.Mode, "normal")}
 	if p := t.st.Pending; p != nil && status == contract.NeedsDecision {
-		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check, Approval: p.Approval}
+		in.Pending = &PendingRef{Session: t.Current(), Key: p.Call.Key, CallID: p.Call.CallID, Tool: p.Call.Tool, Check: p.Check, Approval: p.Approval, Guard: p.Guard}
 		if p.Check != nil {
 			in.Pending.Tool = CheckTool
 		}

@@ -324,6 +324,9 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 			if r.Definition == "" {
 				return fmt.Sprintf("%s mode, instance %s", r.Mode, r.InstanceID)
 			}
+			if r.Published && r.Version == "" {
+				return fmt.Sprintf("%s (the newest version), instance %s", r.Definition, r.InstanceID)
+			}
 			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.InstanceID)
 		}
 	case workflows.ActivityCeremonyClaim:
@@ -347,6 +350,9 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 	case workflows.ActivityCeremonyTransition:
 		var r workflows.TransitionInput
 		if dc.FromPayloads(in, &r) == nil {
+			if len(r.Others) > 0 {
+				return fmt.Sprintf("%s from %s (also enabled: %s)", r.Trigger, r.From, strings.Join(r.Others, ", "))
+			}
 			return fmt.Sprintf("%s from %s", r.Trigger, r.From)
 		}
 	case workflows.ActivityIncidentCheck:
@@ -494,7 +500,8 @@ func localOutcome(activityType string, out *commonpb.Payloads, dc converter.Data
 			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.Instance.InstanceID),
 				fmt.Sprintf("%s, step %s claimed", r.Instance.State, r.Instance.NextStep)
 		}
-	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition, workflows.ActivityCeremonyApproveGuard:
+	case workflows.ActivityCeremonyClaim, workflows.ActivityCeremonyComplete, workflows.ActivityCeremonyTransition, workflows.ActivityCeremonyApproveGuard,
+		workflows.ActivityCeremonyRead:
 		var r workflows.InstanceView
 		if dc.FromPayloads(out, &r) == nil {
 			return r.Action, instanceOutcome(r)

@@ -70,8 +70,13 @@ func PrintResult(stdout, stderr io.Writer, r *contract.Result) {
 			where += " (stopped: " + c.Stopped + ")"
 		case !c.Ended && c.Step != "":
 			where += ", step " + c.Step + " open"
+		case !c.Ended && c.Waiting != "":
+			where += ", waiting: " + c.Waiting
 		}
 		fmt.Fprintf(stderr, "axlr-tui: ceremony %s %s (instance %s): %s\n", c.Definition, c.Version, c.InstanceID, where)
+		for _, u := range c.Unapplied {
+			fmt.Fprintf(stderr, "axlr-tui: transition %s\n", u)
+		}
 		if path := publishedPath(c); path != "" {
 			fmt.Fprintln(stdout, "published: "+path)
 		}

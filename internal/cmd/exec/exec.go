@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
@@ -68,9 +69,12 @@ type ExecOptions struct {
 	Model string
 	// Root is the workspace (default: the current directory for a new
 	// session, the session's own when it continues one).
-	Root    string
-	Mode    string
-	Approve string
+	Root string
+	Mode string
+	// Ceremony names the published definition to run (NAME[@VERSION]);
+	// it runs in ceremony mode, the prompt its brief.
+	Ceremony string
+	Approve  string
 	// SessionID is the session to continue or decide in.
 	SessionID string
 	// Decide is approve or deny; empty runs Prompt.
@@ -104,6 +108,12 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 				web := fl.Value.String() == "true"
 				opts.Web = &web
 			}
+			if opts.Ceremony != "" {
+				if fl := cmd.Flags().Lookup("mode"); fl.Changed && opts.Mode != ceremonies.ModeCeremony {
+					return cmdutil.FlagErrorf("--ceremony runs in ceremony mode, not --mode %s", opts.Mode)
+				}
+				opts.Mode = ceremonies.ModeCeremony
+			}
 			if err := opts.complete(args); err != nil {
 				return err
 			}
@@ -114,6 +124,7 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 	fl.StringVar(&opts.Model, "model", "", "model `NAME` (default: the session's, then settings.json's)")
 	fl.StringVar(&opts.Root, "root", "", "workspace `DIR` (default: the current directory)")
 	fl.StringVar(&opts.Mode, "mode", "normal", "work mode: "+strings.Join(workflows.SupportedModes, ", "))
+	fl.StringVar(&opts.Ceremony, "ceremony", "", "run the published definition `NAME[@VERSION]` (default: its newest version), the prompt as its brief")
 	fl.StringVar(&opts.Approve, "approve", string(policy.ApproveNone), "approval level: none, local or all")
 	fl.StringVar(&opts.SessionID, "session", "", "session `ID` to continue, or to decide in")
 	fl.StringVar(&opts.Decide, "decide", "", "decide the pending call: approve or deny")
@@ -131,7 +142,8 @@ func long() string {
 session waits on, and print what came of it.
 
   axlr-tui exec "<prompt>" [--model NAME] [--root DIR]
-           [--mode normal|review|writer|research|debug|delivery]
+           [--mode normal|review|writer|research|debug|delivery|incident]
+           [--ceremony NAME[@VERSION]]
            [--approve none|local|all] [--session ID] [--policy FILE]
            [--web=false] [--json]
   axlr-tui exec --session ID --decide approve|deny [--call ID]
@@ -148,6 +160,12 @@ prompt opens a new session in --root.
 
 --decide decides the call --call names or, without --call, the call the
 session's last result waits on; axlr-tui says on stderr which it decides.
+
+--ceremony runs a definition you published (axlr-tui ceremonies publish)
+through the generic loop, its newest version unless @VERSION names one:
+the prompt is its brief, every required input AXLR does not fill. Each
+step's own config.prompt goes to the model; a human guard ends the
+execution waiting for --decide approve, which grants it as the approver.
 
 --stop-ceremony stops the ceremony the session runs (a /debug or /delivery
 step left open): the step is cancelled, the MADE instance ends CANCELLED,
@@ -204,6 +222,11 @@ func (o *ExecOptions) complete(args []string) error {
 		if _, err := policy.ParseApproval(o.Approve); err != nil {
 			return cmdutil.FlagErrorf("--approve: %v", err)
 		}
+		if o.Ceremony != "" {
+			if _, _, err := ceremonies.ParseRef(o.Ceremony); err != nil {
+				return cmdutil.FlagErrorf("--ceremony: %v", err)
+			}
+		}
 	}
 	if o.SessionID != "" && !session.ValidID(o.SessionID) {
 		return cmdutil.FlagErrorf("--session %q is not a session id (a lowercase UUID)", o.SessionID)
@@ -247,7 +270,7 @@ func execRun(ctx context.Context, opts *ExecOptions) error {
 // input for "-", and the workspace of a new session or the one --root
 // names.
 func (o *ExecOptions) request(pol *policy.Policy) (workflows.ExecuteRequest, error) {
-	req := workflows.ExecuteRequest{Prompt: o.Prompt, Model: o.Model, Mode: o.Mode, Approval: policy.Approval(o.Approve), Policy: pol, Web: o.Web}
+	req := workflows.ExecuteRequest{Prompt: o.Prompt, Model: o.Model, Mode: o.Mode, Ceremony: o.Ceremony, Approval: policy.Approval(o.Approve), Policy: pol, Web: o.Web}
 	var err error
 	if req.Prompt == "-" {
 		if req.Prompt, err = readPrompt(o.IO.In); err != nil {
@@ -282,6 +305,12 @@ func decide(ctx context.Context, opts *ExecOptions, c Client, pol *policy.Policy
 			}
 			req.Digest = a.Digest
 			what = fmt.Sprintf("%s, draft %s, sha256 %s", p.Tool, a.Path, a.Digest)
+		}
+		if p.Tool == workflows.GrantTool {
+			var g workflows.GuardApproval
+			if err := json.Unmarshal(p.Arguments, &g); err == nil {
+				what = fmt.Sprintf("%s, guard %s of instance %s, as %s", p.Tool, g.Guard, g.InstanceID, g.Role)
+			}
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "axlr-tui: deciding call %s (%s)\n", p.CallID, what)
 	}
