@@ -84,6 +84,7 @@ type stepReply struct {
 	NextStep string `json:"next_step"`
 	Ceremony string `json:"ceremony"`
 	Feedback string `json:"feedback"`
+	Instr    string `json:"instruction"`
 	Check    *struct {
 		ExitCode int `json:"exit_code"`
 	} `json:"check"`
