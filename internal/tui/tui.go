@@ -47,6 +47,8 @@ type Client interface {
 	Watch(ctx context.Context, ex client.Execution, w client.Watcher) (*contract.Result, error)
 	Interrupt(ctx context.Context, ex client.Execution, reason string) error
 	StopCeremony(ctx context.Context, sessionID string, req workflows.StopCeremonyRequest) (client.Execution, error)
+	Definitions(ctx context.Context) ([]workflows.DefinitionSummary, error)
+	PublishDefinition(ctx context.Context, yaml []byte) (workflows.PublishDefinitionResult, error)
 }
 
 var _ Client = (*client.Client)(nil)
@@ -111,6 +113,9 @@ type Model struct {
 	// sent; sessionMode is the session's mode as the last result said.
 	// The footer shows the first of them that is set.
 	mode, sent, sessionMode string
+	// chosen is the published definition /ceremony NAME chose for the
+	// next prompt, which sends it in ceremony mode.
+	chosen string
 	// told is the error the running execution's failed event showed, so
 	// its result does not show it again.
 	told string
@@ -237,6 +242,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m, cmd = m.route(msg.msg)
 		return m, tea.Batch(cmd, next(m.events))
+	case definitionsMsg:
+		if msg.err != nil {
+			return m.note(msg.err.Error())
+		}
+		return m.note(msg.text)
 	case resultMsg:
 		m.running = nil
 		if msg.err != nil {
@@ -334,6 +344,11 @@ func (m Model) follow(ev contract.Event) Model {
 		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit = ev.Step, ev.Iteration, ev.Limit
 	case contract.EventCeremonyStopped:
 		m.instance, m.footer.State.Step = "", ""
+	case contract.EventCeremonyWaiting:
+		// No step is open: the footer says what the ceremony waits for.
+		m.instance = ev.Instance
+		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit = "waiting in "+ev.State, 0, 0
+		m, _ = m.note("ceremony " + ev.Instance + ": " + ev.Reason)
 	}
 	return m
 }
@@ -522,7 +537,7 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 			return plans.ActedMsg{Done: "plan " + rec.ID + " started: its planner decomposes the brief"}
 		}
 	case "/ceremony":
-		return m.note(ceremonyList(s.Args))
+		return m.ceremony(s.Args)
 	case "/sessions":
 		m.view = sessionsView
 		return m, m.sessions.Refresh()
@@ -581,43 +596,14 @@ func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
 	}
 	if c := res.Ceremony; c != nil && !c.Ended {
 		m.instance, m.footer.State.Step = c.InstanceID, c.Step
+		if c.Step == "" && c.Waiting != "" {
+			m.footer.State.Step = "waiting in " + c.State
+		}
 	}
 	if res.Answer != "" {
 		m, _ = m.note("its last answer: " + res.Answer)
 	}
 	return m, func() tea.Msg { return resultMsg{res: res} }
-}
-
-// planParts say what each of a plan's definitions runs.
-var planParts = map[string]string{
-	ceremonies.PartPlan: "the planner",
-	ceremonies.PartTask: "each task's worker",
-	ceremonies.PartSync: "each wave's sync",
-}
-
-// ceremonyList is what /ceremony shows: the definitions axlrd publishes in
-// MADE and what starts each.
-func ceremonyList(args string) string {
-	var b strings.Builder
-	if args != "" {
-		b.WriteString("running " + args + " from /ceremony is not in axlr yet; the definitions axlrd publishes:\n")
-	} else {
-		b.WriteString("the definitions axlrd publishes:\n")
-	}
-	for _, d := range ceremonies.All() {
-		if d.Superseded {
-			continue
-		}
-		from := "/" + d.Mode
-		switch {
-		case d.Plan:
-			from = "/plan: " + planParts[d.Mode]
-		case d.Job:
-			from = "/" + d.Mode + " (a job)"
-		}
-		fmt.Fprintf(&b, "  %s %s · %s\n", d.Name, d.Version, from)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (m Model) note(text string) (Model, tea.Cmd) {
@@ -648,6 +634,9 @@ func (m Model) start(prompt string) (Model, tea.Cmd) {
 	m.mode, m.sent = "", mode
 	m.showMode()
 	req := workflows.ExecuteRequest{Prompt: prompt, Model: m.opts.Model, Mode: mode, Approval: m.opts.Approve}
+	if mode == ceremonies.ModeCeremony {
+		req.Ceremony, m.chosen = m.chosen, ""
+	}
 	id := m.sessionID
 	return m, func() tea.Msg {
 		var ex client.Execution

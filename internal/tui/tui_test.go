@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +31,8 @@ import (
 // the model tests.
 type fakeClient struct {
 	calls []string
+	// published is the last definition published.
+	published string
 	// reqs are the prompts' requests, Start's and Execute's in order;
 	// refuse, when set, is what Execute answers them.
 	reqs   []workflows.ExecuteRequest
@@ -103,6 +107,16 @@ func (f *fakeClient) Watch(context.Context, client.Execution, client.Watcher) (*
 func (f *fakeClient) StopCeremony(_ context.Context, id string, req workflows.StopCeremonyRequest) (client.Execution, error) {
 	f.calls = append(f.calls, "stop "+id+" "+req.InstanceID+" "+req.Reason)
 	return client.Execution{SessionID: id, ExecutionID: "e3"}, nil
+}
+func (f *fakeClient) Definitions(context.Context) ([]workflows.DefinitionSummary, error) {
+	return []workflows.DefinitionSummary{
+		{Name: "axlr_debug", Versions: []string{"2.0", "2.1"}, Starts: "/debug mode", BuiltIn: true},
+		{Name: "team_note", Versions: []string{"1.0"}, Starts: "/ceremony team_note", Description: "Draft a note."},
+	}, nil
+}
+func (f *fakeClient) PublishDefinition(_ context.Context, yaml []byte) (workflows.PublishDefinitionResult, error) {
+	f.published = string(yaml)
+	return workflows.PublishDefinitionResult{Outcome: "published", Name: "team_note", Version: "1.0", Digest: "d1"}, nil
 }
 func (f *fakeClient) Sessions(context.Context) ([]client.SessionSummary, error) {
 	f.calls = append(f.calls, "sessions")
@@ -357,17 +371,42 @@ func TestJobCardOpensOnItsOwn(t *testing.T) {
 	}
 }
 
-func TestCeremonyList(t *testing.T) {
-	m := New(context.Background(), &fakeClient{}, Options{NoColor: true})
-	m, _ = send(t, m, "/ceremony")
+// /ceremony lists what axlrd runs; /ceremony NAME VERSION brief sends the
+// brief in ceremony mode naming the definition, and the prompt after it
+// sends neither; /ceremony publish FILE publishes the workspace's file.
+func TestCeremonyCommand(t *testing.T) {
+	f := &fakeClient{}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "note.yaml"), []byte("name: team_note\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := New(context.Background(), f, Options{NoColor: true, Root: root})
+	m, cmd := send(t, m, "/ceremony")
+	m, _ = step(t, m, cmd())
 	view := m.View().Content
-	for _, want := range []string{"axlr_debug 2.1 · /debug", "axlr_repair 1.0 · /repair (a job)", "axlr_task 1.0 · /plan: each task's worker"} {
+	for _, want := range []string{"axlr_debug 2.0, 2.1 · /debug mode", "team_note 1.0 · /ceremony team_note · Draft a note."} {
 		if !strings.Contains(view, want) {
 			t.Errorf("/ceremony does not list %q:\n%s", want, view)
 		}
 	}
-	if strings.Contains(view, "axlr_debug 2.0") {
-		t.Errorf("/ceremony lists a superseded definition:\n%s", view)
+	m, cmd = send(t, m, "/ceremony team_note 1.0 Write the note.")
+	m, _ = step(t, m, cmd())
+	if r := f.reqs[len(f.reqs)-1]; r.Mode != "ceremony" || r.Ceremony != "team_note@1.0" || r.Prompt != "Write the note." {
+		t.Fatalf("sent %+v", r)
+	}
+	m, cmd = send(t, m, "and then?")
+	m, _ = step(t, m, cmd())
+	if r := f.reqs[len(f.reqs)-1]; r.Mode != "" || r.Ceremony != "" {
+		t.Fatalf("the next prompt sent %+v", r)
+	}
+	m, cmd = send(t, m, "/ceremony publish note.yaml")
+	m, _ = step(t, m, cmd())
+	if view := m.View().Content; f.published != "name: team_note\n" || !strings.Contains(view, "team_note 1.0 published; digest d1") {
+		t.Fatalf("published %q:\n%s", f.published, view)
+	}
+	m, _ = send(t, m, "/ceremony axlr_debug")
+	if view := m.View().Content; !strings.Contains(view, "--mode debug runs it") {
+		t.Fatalf("a built-in one:\n%s", view)
 	}
 }
 

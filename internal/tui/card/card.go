@@ -113,6 +113,13 @@ func ForCall(session string, pc contract.PendingCall) Request {
 	if pc.Tool == workflows.ApproveTool {
 		return forDraft(session, pc)
 	}
+	var g workflows.GuardApproval
+	if pc.Tool == workflows.GrantTool && json.Unmarshal(pc.Arguments, &g) == nil {
+		return Request{Subject: Call, Session: session, CallID: pc.CallID,
+			Title: fmt.Sprintf("Grant guard %s of %s %s?", g.Guard, g.Definition, g.Version),
+			Lines: []string{fmt.Sprintf("instance %s waits in %s for your approval.", g.InstanceID, g.State),
+				fmt.Sprintf("a grants it as %s, your approver identity; d declines it, and AXLR stops driving the instance.", g.Role)}}
+	}
 	lines := []string{"tool: " + pc.Tool}
 	var args bytes.Buffer
 	if json.Indent(&args, pc.Arguments, "", "  ") == nil {
