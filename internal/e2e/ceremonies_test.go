@@ -106,6 +106,8 @@ func (s *teamNoteScript) reply(req agenttest.Request) agenttest.Reply {
 		return stepDone("d1", `{"step": "draft", "note": "Parse accepts spaces now.", "files": ["calc/parse.go"]}`)
 	case "check":
 		return stepDone("c1", `{"checked": true, "differences": 0}`)
+	case "review":
+		return stepDone("r1", `{"ok": false, "why": "the note names no file"}`)
 	}
 	return agenttest.Reply{Text: "unexpected: " + last}
 }
@@ -195,4 +197,40 @@ func TestPublishedCeremony(t *testing.T) {
 		}
 	}
 	captureHistory(t, e, res.SessionID, "session_published_ceremony")
+}
+
+// TestPublishedCeremonyWaits: when MADE enables two transitions the first
+// is applied and the other reported; a state whose guard does not hold and
+// that has no step AXLR can claim waits, and the result, the model's
+// answer and the next prompt (which reads the instance again) say so.
+func TestPublishedCeremonyWaits(t *testing.T) {
+	script := &teamNoteScript{prompts: map[string]string{}}
+	model := agenttest.NewServer(t, script.reply)
+	e := newEnv(t, model.URL)
+	e.writeSettings(`{"model": "m"}`)
+	e.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if r := e.tui(ctx, "ceremonies", "publish", filepath.Join("testdata", "fork_note.yaml")); r.code != 0 {
+		t.Fatalf("publish: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r := e.tui(ctx, "--exec", "--ceremony", "fork_note@1.0", "A note on the fork.", "--json")
+	_, res := lines(t, r.stdout)
+	c := res.Ceremony
+	if r.code != 0 || c == nil || c.Ended || c.State != "SHORT" || c.Step != "" || !strings.Contains(c.Waiting, "SHORT has no enabled transition and no claimable step") {
+		t.Fatalf("exit %d, ceremony %+v\n%s", r.code, c, r.stderr)
+	}
+	if strings.Join(c.Unapplied, "|") != "from DRAFT: applied go_short; also enabled go_long" || !strings.Contains(res.Answer, "waits for something outside AXLR") {
+		t.Fatalf("unapplied %q, answer %q", c.Unapplied, res.Answer)
+	}
+	if text := e.tui(ctx, "result", res.SessionID); !strings.Contains(text.stderr, "waiting: SHORT has no enabled transition") || !strings.Contains(text.stderr, "transition from DRAFT: applied go_short; also enabled go_long") {
+		t.Fatalf("result: %q", text.stderr)
+	}
+	n := e.tui(ctx, "--session", res.SessionID, "--exec", "Is it done?", "--json")
+	if _, again := lines(t, n.stdout); n.code != 0 || again.Ceremony == nil || again.Ceremony.State != "SHORT" || again.Ceremony.Ended || again.Mode != "ceremony" {
+		t.Fatalf("next prompt: %d %+v\n%s", n.code, again.Ceremony, n.stderr)
+	}
+	if h := e.tui(ctx, "history", res.SessionID); !strings.Contains(h.stdout, "applied go_short from DRAFT (also enabled, not applied: go_long)") || !strings.Contains(h.stdout, "read "+c.InstanceID+" in SHORT") {
+		t.Fatalf("history:\n%s", h.stdout)
+	}
 }
