@@ -258,7 +258,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sessionMode, m.sent = cmp.Or(msg.res.Mode, m.sent, m.sessionMode), ""
 		m.showMode()
 		if c := msg.res.Ceremony; c != nil && c.Ended {
-			m.instance, m.footer.State.Step = "", ""
+			m.instance, m.footer.State.Step, m.footer.State.Waiting = "", "", ""
 			// A stop runs no model turn: without this line nothing but the
 			// footer would say the ceremony is over.
 			m, _ = m.note(fmt.Sprintf("ceremony %s ended in %s: the session is back in %s mode", c.InstanceID, c.State, m.sessionMode))
@@ -342,12 +342,13 @@ func (m Model) follow(ev contract.Event) Model {
 	case contract.EventStepClaimed:
 		m.instance = ev.Instance
 		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit = ev.Step, ev.Iteration, ev.Limit
+		m.footer.State.Waiting = ""
 	case contract.EventCeremonyStopped:
-		m.instance, m.footer.State.Step = "", ""
+		m.instance, m.footer.State.Step, m.footer.State.Waiting = "", "", ""
 	case contract.EventCeremonyWaiting:
 		// No step is open: the footer says what the ceremony waits for.
 		m.instance = ev.Instance
-		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit = "waiting in "+ev.State, 0, 0
+		m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit, m.footer.State.Waiting = "", 0, 0, ev.State
 		m, _ = m.note("ceremony " + ev.Instance + ": " + ev.Reason)
 	}
 	return m
@@ -583,7 +584,7 @@ func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
 	if r.err != nil {
 		return m.note("resume " + r.session + ": " + r.err.Error())
 	}
-	m.sessionID, m.running, m.instance, m.footer.State.Step = r.session, nil, "", ""
+	m.sessionID, m.running, m.instance, m.footer.State.Step, m.footer.State.Waiting = r.session, nil, "", "", ""
 	// The footer shows the picked session's mode, from its result; a
 	// session that has none ran nothing and is in normal mode.
 	m.sent, m.sessionMode = "", ""
@@ -597,7 +598,7 @@ func (m Model) resumed(r resumedMsg) (tea.Model, tea.Cmd) {
 	if c := res.Ceremony; c != nil && !c.Ended {
 		m.instance, m.footer.State.Step = c.InstanceID, c.Step
 		if c.Step == "" && c.Waiting != "" {
-			m.footer.State.Step = "waiting in " + c.State
+			m.footer.State.Waiting = c.State
 		}
 	}
 	if res.Answer != "" {

@@ -404,6 +404,10 @@ func TestCeremonyCommand(t *testing.T) {
 	if view := m.View().Content; f.published != "name: team_note\n" || !strings.Contains(view, "team_note 1.0 published; digest d1") {
 		t.Fatalf("published %q:\n%s", f.published, view)
 	}
+	m, _ = step(t, m, eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventCeremonyWaiting, Instance: "i-1", State: "SHORT", Reason: "SHORT has no enabled transition and no claimable step"}}})
+	if footer, view := m.footer.View(), m.View().Content; !strings.Contains(footer, "waiting in SHORT") || !strings.Contains(view, "ceremony i-1: SHORT has no enabled transition") {
+		t.Fatalf("footer %q:\n%s", footer, view)
+	}
 	m, _ = send(t, m, "/ceremony axlr_debug")
 	if view := m.View().Content; !strings.Contains(view, "--mode debug runs it") {
 		t.Fatalf("a built-in one:\n%s", view)

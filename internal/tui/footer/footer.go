@@ -26,6 +26,8 @@ type State struct {
 	// Step, StepAttempt and StepLimit are the ceremony step that runs.
 	Step                   string
 	StepAttempt, StepLimit int
+	// Waiting is the state a ceremony with no step open waits in.
+	Waiting string
 	// Job is the job this console follows, Plan the plan that runs, and
 	// TaskStep the step its running task works ("green 2/3"), when known.
 	Job          *jobs.Record
@@ -94,6 +96,9 @@ func (s State) Parts() []string {
 			step += fmt.Sprintf(" %d/%d", s.StepAttempt, s.StepLimit)
 		}
 		parts = append(parts, step)
+	}
+	if s.Waiting != "" && s.Step == "" {
+		parts = append(parts, "waiting in "+s.Waiting)
 	}
 	// After the step, so a cut footer keeps the step in view.
 	if s.Approval != "" {
