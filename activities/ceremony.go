@@ -74,23 +74,28 @@ func (a *Ceremony) Start(ctx context.Context, in workflows.CeremonyStartInput) (
 	if err != nil {
 		return workflows.CeremonyStartResult{}, err
 	}
+	return a.open(ctx, startResult(def, parsed), in.InstanceID, in.Context)
+}
+
+// open starts an instance of the definition res names (or finds the one
+// an earlier attempt started) and claims its first step.
+func (a *Ceremony) open(ctx context.Context, res workflows.CeremonyStartResult, id string, input map[string]any) (workflows.CeremonyStartResult, error) {
 	inst, err := a.Made.StartPublished(ctx, made.StartRequest{
-		Ceremony: def.Name, Version: def.Version, CeremonyID: in.InstanceID,
-		ActorID: "axlr", ActorKind: made.ActorService, Context: in.Context,
+		Ceremony: res.Definition, Version: res.Version, CeremonyID: id,
+		ActorID: "axlr", ActorKind: made.ActorService, Context: input,
 	})
 	if errors.Is(err, made.ErrExists) {
-		inst, err = a.Made.Get(ctx, in.InstanceID)
+		inst, err = a.Made.Get(ctx, id)
 	}
 	if err != nil {
-		return workflows.CeremonyStartResult{}, madeError("start "+in.InstanceID, err)
+		return workflows.CeremonyStartResult{}, madeError("start "+id, err)
 	}
-	res := startResult(def, parsed)
 	if inst.NextStepID == nil {
 		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("instance %s has no claimable step in %s", in.InstanceID, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
+			fmt.Sprintf("instance %s of %s %s has no claimable step in %s", id, res.Definition, res.Version, inst.CurrentState), workflows.ErrTypeMadeRefused, nil)
 	}
 	step := *inst.NextStepID
-	claimed, err := a.claim(ctx, in.InstanceID, step, workflows.ClaimKey(in.InstanceID, step, 1, 0), 1, res.StepTimeout)
+	claimed, err := a.claim(ctx, id, step, workflows.ClaimKey(id, step, 1, 0), 1, res.StepTimeout)
 	if err != nil {
 		return workflows.CeremonyStartResult{}, err
 	}

@@ -48,28 +48,7 @@ func (a *Ceremony) startPublished(ctx context.Context, in workflows.CeremonyStar
 			ctxIn[input.Name] = in.Brief
 		}
 	}
-	inst, err := a.Made.StartPublished(ctx, made.StartRequest{
-		Ceremony: def.Name, Version: def.Version, CeremonyID: in.InstanceID,
-		ActorID: "axlr", ActorKind: made.ActorService, Context: ctxIn,
-	})
-	if errors.Is(err, made.ErrExists) {
-		inst, err = a.Made.Get(ctx, in.InstanceID)
-	}
-	if err != nil {
-		return workflows.CeremonyStartResult{}, madeError("start "+in.InstanceID, err)
-	}
-	res := publishedResult(def)
-	if inst.NextStepID == nil {
-		return workflows.CeremonyStartResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s %s has no step AXLR can claim in %s, its first state", def.Name, def.Version, inst.CurrentState), workflows.ErrTypeBadRequest, nil)
-	}
-	step := *inst.NextStepID
-	claimed, err := a.claim(ctx, in.InstanceID, step, workflows.ClaimKey(in.InstanceID, step, 1, 0), 1, res.StepTimeout)
-	if err != nil {
-		return workflows.CeremonyStartResult{}, err
-	}
-	res.Instance = claimed
-	return res, nil
+	return a.open(ctx, publishedResult(def), in.InstanceID, ctxIn)
 }
 
 // publishedResult is what the driver keeps of a person's definition: each
