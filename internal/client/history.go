@@ -324,9 +324,6 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 			if r.Definition == "" {
 				return fmt.Sprintf("%s mode, instance %s", r.Mode, r.InstanceID)
 			}
-			if r.Published && r.Version == "" {
-				return fmt.Sprintf("%s (the newest version), instance %s", r.Definition, r.InstanceID)
-			}
 			return fmt.Sprintf("%s %s, instance %s", r.Definition, r.Version, r.InstanceID)
 		}
 	case workflows.ActivityCeremonyClaim:
@@ -350,9 +347,6 @@ func activityInput(activityType string, in *commonpb.Payloads, dc converter.Data
 	case workflows.ActivityCeremonyTransition:
 		var r workflows.TransitionInput
 		if dc.FromPayloads(in, &r) == nil {
-			if len(r.Others) > 0 {
-				return fmt.Sprintf("%s from %s (also enabled: %s)", r.Trigger, r.From, strings.Join(r.Others, ", "))
-			}
 			return fmt.Sprintf("%s from %s", r.Trigger, r.From)
 		}
 	case workflows.ActivityIncidentCheck:
