@@ -72,6 +72,8 @@ func (d *Driver) OpenPublished(ctx workflow.Context, name, version string, in Op
 // person's grant of a human guard or for something outside AXLR.
 func (d *Driver) advancePublished(ctx workflow.Context, v InstanceView, reply *stepReply) error {
 	cer := d.c()
+	// What it waited for is said again below if it still waits.
+	cer.Waiting = ""
 	for hops := 0; ; hops++ {
 		cer.State, reply.State = v.State, v.State
 		if v.Completed {
