@@ -284,8 +284,9 @@ func (a *Ceremony) HandBack(ctx context.Context, in workflows.HandBackInput) (wo
 		}
 		return workflows.HandBackResult{}, err
 	}
+	links, _ := hb.Fields["connect_to"].([]ceremonies.Link)
 	return workflows.HandBackResult{Command: hb.Command, NotReproducible: hb.NotReproducible, NotFeasible: hb.NotFeasible, Ignored: hb.Ignored,
-		Texts: jobTexts(in.Definition, hb.Fields)}, nil
+		Links: links, Texts: jobTexts(in.Definition, hb.Fields)}, nil
 }
 
 // jobTexts are the fields of a job's hand-back that its pull request is
@@ -296,7 +297,7 @@ func jobTexts(definition string, fields map[string]any) map[string]string {
 		return nil
 	}
 	bounds := map[string]int{"summary": jobs.MaxSummary, "root_cause": jobs.MaxSection, "proposed_fix": jobs.MaxSection,
-		"criteria": jobs.MaxSection, "scope": jobs.MaxSection}
+		"criteria": jobs.MaxSection, "scope": jobs.MaxSection, "evidence": jobs.MaxSection, "summary_en": jobs.MaxSummary}
 	var out map[string]string
 	for name, limit := range bounds {
 		text, ok := fields[name].(string)

@@ -171,6 +171,9 @@ func (f *Forge) Propose(ctx context.Context, in workflows.ProposeInput) (workflo
 		return workflows.ProposeResult{}, gitError(fmt.Errorf("push %s: %w", in.Branch, err))
 	}
 	res := workflows.ProposeResult{HeadSHA: sha}
+	if res.Files, err = r.Changed(); err != nil {
+		return workflows.ProposeResult{}, err
+	}
 	pr, err := gh.FindPullRequest(ctx, in.Repository, in.Branch, in.Base)
 	if err != nil {
 		return workflows.ProposeResult{}, forgeError(err)

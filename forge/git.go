@@ -211,6 +211,50 @@ func (r *Repo) Dirty() ([]string, error) {
 	return paths, nil
 }
 
+// Changed lists, sorted, the files HEAD changes from the base branch as
+// the clone holds it (origin's, else the local one): what a pull request
+// of HEAD shows.
+func (r *Repo) Changed() ([]string, error) {
+	var base *plumbing.Reference
+	var err error
+	for _, name := range []plumbing.ReferenceName{plumbing.NewRemoteReferenceName("origin", r.base), plumbing.NewBranchReferenceName(r.base)} {
+		if base, err = r.repo.Reference(name, true); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("changed files of %s: read base %s: %w", r.dir, r.base, err)
+	}
+	head, err := r.repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("changed files of %s: read HEAD: %w", r.dir, err)
+	}
+	trees := make([]*object.Tree, 2)
+	for i, h := range []plumbing.Hash{base.Hash(), head.Hash()} {
+		c, err := r.repo.CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("changed files of %s: read commit %s: %w", r.dir, h, err)
+		}
+		if trees[i], err = c.Tree(); err != nil {
+			return nil, fmt.Errorf("changed files of %s: read tree of %s: %w", r.dir, h, err)
+		}
+	}
+	changes, err := object.DiffTree(trees[0], trees[1])
+	if err != nil {
+		return nil, fmt.Errorf("changed files of %s: %w", r.dir, err)
+	}
+	var paths []string
+	for _, c := range changes {
+		p := c.To.Name
+		if p == "" {
+			p = c.From.Name
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
 // Commit commits every change of the worktree on branch, the way
 //
 //	git checkout -B <branch> && git add -A && git commit -m <message>

@@ -123,6 +123,8 @@ type Record struct {
 	URL         string `json:"url"`
 	HeadSHA     string `json:"head_sha"`
 	MergeSHA    string `json:"merge_sha"`
+	// Files are the files the pull request's head changes.
+	Files []string `json:"files,omitempty"`
 	// Reason says why the job is blocked, failed or interrupted.
 	Reason string `json:"reason"`
 	// Rounds counts the job's proposals of its pull request, and
@@ -133,8 +135,11 @@ type Record struct {
 	// Recoveries counts the person's recoveries of the job, and Recovery
 	// says how the last one went: the instance it continued and where, or
 	// why it had to start a new one.
-	Recoveries int    `json:"recoveries,omitempty"`
-	Recovery   string `json:"recovery,omitempty"`
+	// Memory says what the job recalled and recorded in memory, or why
+	// not, one line each.
+	Memory     []string `json:"memory,omitempty"`
+	Recoveries int      `json:"recoveries,omitempty"`
+	Recovery   string   `json:"recovery,omitempty"`
 	// Attempt is 1 + the records of the same signature that reached a
 	// session when this one was admitted (NextAttempt).
 	Attempt   int        `json:"attempt"`

@@ -181,6 +181,10 @@ type CeremonyState struct {
 	Guard     string   `json:"guard,omitempty"`
 	Waiting   string   `json:"waiting,omitempty"`
 	Unapplied []string `json:"unapplied,omitempty"`
+	// Memory is the ceremony's memory: its about, what its wake showed,
+	// and what it recorded; nil when the host woke none (and before
+	// memory existed).
+	Memory *CeremonyMemory `json:"memory,omitempty"`
 	// Epoch counts the runs that took the instance over from an earlier
 	// one (a recovered job's): 0 for the run that opened it. Past 0 it
 	// names the keys of the claims, checks and notes, so a run never
@@ -338,6 +342,8 @@ type HandBackResult struct {
 	// NotFeasible: an improvement's brief declared it not feasible.
 	NotFeasible bool     `json:"not_feasible,omitempty"`
 	Ignored     []string `json:"ignored,omitempty"`
+	// Links are the connect_to links a diagnosis proposes.
+	Links []ceremonies.Link `json:"links,omitempty"`
 	// Texts are a job's hand-back's fields its pull request is written
 	// from (summary, root_cause, proposed_fix, criteria, scope), each
 	// bounded; the step's record keeps them.
@@ -541,6 +547,9 @@ type Opening struct {
 	// Execution is the execution that drives the ceremony: its result
 	// carries the ceremony's outcome.
 	Execution string
+	// Memory is what the host's wake showed; nil: the ceremony records
+	// nothing in memory.
+	Memory *CeremonyMemory
 }
 
 // Open opens an instance of a pinned definition with the host's hooks
@@ -584,6 +593,7 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 		Mode: def.Mode, Definition: res.Definition, Version: res.Version, InstanceID: id,
 		Compact:      !def.Job && !def.Standard && d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief, Entries: entries,
+		Memory: in.Memory,
 	}, res.Instance, in.Execution)
 }
 

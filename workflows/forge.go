@@ -158,6 +158,8 @@ type ProposeResult struct {
 	HeadSHA        string `json:"head_sha,omitempty"`
 	// Opened: this call opened the pull request (false: it found it).
 	Opened bool `json:"opened,omitempty"`
+	// Files are the files the head changes from the base.
+	Files []string `json:"files,omitempty"`
 }
 
 // ReadInput reads a pull request and the checks of its head, once.

@@ -263,6 +263,9 @@ func (d *Driver) completeStep(ctx workflow.Context, hb *StepHandBack) error {
 	}
 	cer.Records = append(cer.Records, rec)
 	d.t.emit(contract.Event{Type: contract.EventStepCompleted, SessionID: d.t.Current(), Instance: cer.InstanceID, Step: cer.Step, Iteration: cer.Iteration, Status: contract.CallCompleted})
+	if err := d.remember(ctx, hb); err != nil {
+		return err
+	}
 	if err := d.advance(ctx, v, &hb.reply); err != nil {
 		return err
 	}

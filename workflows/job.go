@@ -76,6 +76,10 @@ const (
 	// and a recovered job takes it over where MADE and the forge left it
 	// instead of opening a new one.
 	versionJobResume = "job-resume"
+	// versionJobMemory wakes memory before the first step, records the
+	// cause (a repair's) or the decision (an improvement's) and the
+	// outcome.
+	versionJobMemory = "job-memory"
 )
 
 // candidateReasonBytes bounds the reason a candidate that does not build
@@ -237,6 +241,11 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	default:
 		j.end(jobs.Failed, failureMessage(err))
 	}
+	if j.st.Record.Terminal() {
+		if err := j.remember(ctx); err != nil {
+			workflow.GetLogger(ctx).Warn("the job's outcome was not recorded in memory", "job", j.st.Record.ID, "error", err)
+		}
+	}
 	status, msg := endedAs(err, "")
 	j.finish(ctx, status, msg)
 	j.report(ctx)
@@ -295,6 +304,9 @@ func (j *jobRun) view() jobs.Record {
 		r.StepAttempt, r.StepLimit = c.Iteration, c.Limits[c.Step]
 		if ch := lastCheck(c); ch != nil {
 			r.Check = ch
+		}
+		if c.Memory != nil {
+			r.Memory = c.Memory.Reports
 		}
 	}
 	return r
@@ -405,6 +417,17 @@ func (j *jobRun) run(ctx workflow.Context) error {
 	j.set(ctx, jobs.Running)
 	j.report(ctx)
 	prompt := r.Brief
+	var memory *CeremonyMemory
+	if workflow.GetVersion(ctx, versionJobMemory, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		m, recall, err := wake(ctx, j.about(), r.Brief, false, j.labels())
+		if err != nil {
+			return err
+		}
+		memory, r.Memory = m, m.Reports
+		if recall != "" {
+			prompt += "\n\n" + recall
+		}
+	}
 	switch {
 	case resume:
 		prompt += "\n\n" + ResumedNote(j.in.Recovered)
@@ -419,7 +442,7 @@ func (j *jobRun) run(ctx workflow.Context) error {
 	if !ok {
 		return fmt.Errorf("start job: no definition for %q", r.Kind)
 	}
-	if err := j.openCeremony(ctx, def, exec, resume); err != nil {
+	if err := j.openCeremony(ctx, def, exec, resume, memory); err != nil {
 		return err
 	}
 	for {
@@ -452,11 +475,11 @@ func (j *jobRun) run(ctx workflow.Context) error {
 // openCeremony opens the job's instance; a recovered job (resume) takes
 // over the one its earlier run left, and opens a new one only when that
 // one cannot go on, saying why in the record and to the model.
-func (j *jobRun) openCeremony(ctx workflow.Context, def ceremonies.Definition, exec string, resume bool) error {
+func (j *jobRun) openCeremony(ctx workflow.Context, def ceremonies.Definition, exec string, resume bool, memory *CeremonyMemory) error {
 	r := &j.st.Record
 	if resume {
 		earlier := r.Instance
-		ended, err := j.driver.Resume(ctx, def.Name, def.Version, Resuming{InstanceID: earlier, Brief: r.Brief, Execution: exec, Epoch: r.Recoveries}, nil)
+		ended, err := j.driver.Resume(ctx, def.Name, def.Version, Resuming{InstanceID: earlier, Brief: r.Brief, Execution: exec, Epoch: r.Recoveries, Memory: memory}, nil)
 		if err != nil {
 			return err
 		}
@@ -481,7 +504,7 @@ func (j *jobRun) openCeremony(ctx workflow.Context, def ceremonies.Definition, e
 		}
 	}
 	return j.driver.Open(ctx, def.Name, def.Version, Opening{
-		Brief: r.Brief, Inputs: map[string]any{"repository": r.Repository}, Execution: exec,
+		Brief: r.Brief, Inputs: map[string]any{"repository": r.Repository}, Execution: exec, Memory: memory,
 	}, nil)
 }
 
@@ -736,6 +759,9 @@ func (j *jobRun) propose(ctx workflow.Context) (map[string]any, error) {
 		}
 	default:
 		r.PullRequest, r.URL, r.HeadSHA = res.PullRequest, res.URL, res.HeadSHA
+		if len(res.Files) > 0 {
+			r.Files = res.Files
+		}
 	}
 	rec["proposed"], rec["pull_request"], rec["url"], rec["head_sha"] = true, r.PullRequest, r.URL, r.HeadSHA
 	// The round counts once its proposal is made: a recovered job counts

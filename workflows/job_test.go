@@ -30,6 +30,8 @@ type repairMADE struct {
 	completed []CompleteInput
 	grants    []GrantInput
 	triggers  []string
+	// diagnosis is what diagnose's hand-back holds, when set.
+	diagnosis *HandBackResult
 }
 
 func (f *repairMADE) Start(_ context.Context, in CeremonyStartInput) (CeremonyStartResult, error) {
@@ -45,6 +47,9 @@ func (f *repairMADE) Claim(_ context.Context, in ClaimInput) (InstanceView, erro
 func (f *repairMADE) HandBack(_ context.Context, in HandBackInput) (HandBackResult, error) {
 	if in.Step == "reproduce" {
 		return HandBackResult{Command: &ceremonies.CheckCommand{Program: "go", Args: []string{"test", "./..."}}}, nil
+	}
+	if in.Step == "diagnose" && f.diagnosis != nil {
+		return *f.diagnosis, nil
 	}
 	return HandBackResult{}, nil
 }
@@ -112,6 +117,8 @@ func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 // pull request's state, when pulls is set). An update of the branch lands
 // a new head one read after it is asked, as GitHub's does.
 type fakeForge struct {
+	// files are what each proposal's head changes.
+	files []string
 	// moved are the proposals refused for a branch the forge moved.
 	moved map[int]string
 	// issues are the issues read.
@@ -168,7 +175,7 @@ func (f *fakeForge) Propose(_ context.Context, in ProposeInput) (ProposeResult, 
 	}
 	f.commits++
 	f.landed, f.lagging = 0, false
-	return ProposeResult{PullRequest: 7, URL: "https://github.com/o/r/pull/7", HeadSHA: f.head(), Opened: f.commits == 1}, nil
+	return ProposeResult{PullRequest: 7, URL: "https://github.com/o/r/pull/7", HeadSHA: f.head(), Opened: f.commits == 1, Files: f.files}, nil
 }
 
 func (f *fakeForge) Read(_ context.Context, in ReadInput) (ReadResult, error) {
@@ -236,6 +243,7 @@ type jobHarness struct {
 	made   *repairMADE
 	pinned *pinnedMADE
 	forge  *fakeForge
+	memory *fakeMemory
 	record jobs.Record
 	at     time.Duration
 	mu     sync.Mutex
@@ -256,11 +264,15 @@ func newJobHarness(t *testing.T, acts *scripted, reads ...pull.Checks) *jobHarne
 // the registry.
 func (h *jobHarness) setup(acts *scripted, cer CeremonyActivities, reads []pull.Checks) {
 	h.acts, h.forge = acts, &fakeForge{reads: reads}
+	if h.memory == nil {
+		h.memory = &fakeMemory{}
+	}
 	h.env = h.NewTestWorkflowEnvironment()
 	h.env.RegisterWorkflowWithOptions(Job, workflow.RegisterOptions{Name: JobWorkflow})
 	h.env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
 	h.env.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony."})
 	h.env.RegisterActivityWithOptions(h.forge, activity.RegisterOptions{Name: "forge."})
+	h.env.RegisterActivityWithOptions(h.memory, activity.RegisterOptions{Name: "memory."})
 	h.env.OnSignalExternalWorkflow(mock.Anything, RegistryWorkflowID, "", SignalJobRecord, mock.Anything).Run(func(args mock.Arguments) {
 		if r, ok := args.Get(4).(jobs.Record); ok {
 			h.mu.Lock()

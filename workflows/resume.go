@@ -59,6 +59,8 @@ type Resuming struct {
 	// Epoch counts the runs that took the instance over, this one
 	// included: it names their keys (CeremonyState.Epoch).
 	Epoch int
+	// Memory is what the host's wake showed (Opening.Memory).
+	Memory *CeremonyMemory
 }
 
 // Resume takes over an instance an earlier run left: it reads where the
@@ -88,7 +90,7 @@ func (d *Driver) Resume(ctx workflow.Context, definition, version string, in Res
 		Compact:      !def.Job && d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief,
 		Entries: map[string]int{}, Command: res.Command, Records: res.Done, State: res.Instance.State,
-		Execution: in.Execution, Epoch: in.Epoch,
+		Execution: in.Execution, Epoch: in.Epoch, Memory: in.Memory,
 	}
 	*d.mode = def.Mode
 	c := d.c()

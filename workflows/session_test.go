@@ -47,6 +47,7 @@ type scripted struct {
 	recorded []RecordToolResultInput
 	finished []FinishExecutionInput
 	notes    []string
+	begun    []BeginTurnInput
 	next     int
 	// profile is settings' ceremonies.profile in every turn's snapshot.
 	profile string
@@ -64,6 +65,7 @@ func newScripted(replies ...reply) *scripted {
 func (s *scripted) BeginTurn(_ context.Context, in BeginTurnInput) (BeginTurnResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.begun = append(s.begun, in)
 	if s.revision[in.SessionID] == 0 {
 		s.revision[in.SessionID] = 2 // created, system
 	}

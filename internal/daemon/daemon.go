@@ -237,6 +237,13 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	}
 	d.add("MADE", engine.Close)
 	publishPinned(ctx, engine, d.log)
+	memory, err := openMemory(ctx, o, set, d.log)
+	if err != nil {
+		return err
+	}
+	d.add("the memory", memory.Close)
+	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Log: d.log}
+	flushSidecars(ctx, mem, d.log)
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
 		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect, Network: set.Tools.SandboxNetwork}, env)
@@ -265,7 +272,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		BuildID:           "axlrd",
 		Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
 	})
-	Register(d.worker, acts, cer, fg, &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")})
+	Register(d.worker, acts, cer, fg, &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")}, mem)
 	return nil
 }
 
@@ -428,7 +435,7 @@ func (d *Daemon) stopParts(ctx context.Context) error {
 }
 
 // Register registers axlr's workflows and their activities on a worker.
-func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony, fg *activities.Forge, tasks *activities.PlanTask) {
+func Register(w worker.Registry, acts *activities.Session, cer *activities.Ceremony, fg *activities.Forge, tasks *activities.PlanTask, mem *activities.Memory) {
 	w.RegisterWorkflowWithOptions(workflows.Session, workflow.RegisterOptions{Name: workflows.SessionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Task, workflow.RegisterOptions{Name: workflows.TaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.JobRegistry, workflow.RegisterOptions{Name: workflows.RegistryWorkflow})
@@ -440,12 +447,14 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterWorkflowWithOptions(workflows.MergeQueue, workflow.RegisterOptions{Name: workflows.QueueWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.PlanTask, workflow.RegisterOptions{Name: workflows.PlanTaskWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Plan, workflow.RegisterOptions{Name: workflows.PlanWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.MemoryRead, workflow.RegisterOptions{Name: workflows.MemoryReadWorkflow})
 	w.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(cer, activity.RegisterOptions{Name: "ceremony.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(fg, activity.RegisterOptions{Name: "forge.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Queue{}, activity.RegisterOptions{Name: "queue.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(tasks, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(mem, activity.RegisterOptions{Name: "memory.", DisableAlreadyRegisteredCheck: true})
 }
 
 // fill applies the settings (the file, then its AXLR_* variables) under

@@ -70,7 +70,9 @@ type Settings struct {
 	Jev         json.RawMessage `json:"jev,omitempty" settings:"opaque"`
 	LocalModels json.RawMessage `json:"local_models,omitempty" settings:"opaque"`
 	Made        Made            `json:"made,omitzero"`
-	Kmp         json.RawMessage `json:"kmp,omitempty" settings:"opaque"`
+	// Kmp configures memory: kmp-mcp when its command is set, else the
+	// embedded store in <state-dir>/memory.
+	Kmp Kmp `json:"kmp,omitzero"`
 	// Tools configures the host tools beside the workspace's.
 	Tools Tools `json:"tools,omitzero"`
 	// Plugins are the MCP plugins whose tools axlrd sessions offer.
@@ -115,7 +117,7 @@ type Repair struct {
 	// 1 to 5 (0: 2).
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	// About is the memory about of the jobs (default
-	// project:<repository name, lower-case>).
+	// repo:<owner>/<name> of repair.repository).
 	About string `json:"about,omitempty"`
 	// Install installs a merged job's candidate right after the merge
 	// (default false: axlr-tui jobs install does).
@@ -165,14 +167,13 @@ func (s *Settings) RepairPoll() time.Duration {
 // RepairMaxAttempts returns repair.max_attempts.
 func (s *Settings) RepairMaxAttempts() int { return cmp.Or(s.Repair.MaxAttempts, DefaultMaxAttempts) }
 
-// RepairAbout returns repair.about, by default project:<the repository's
-// name, lower-case>.
+// RepairAbout returns repair.about, the memory about of the jobs, by
+// default repo:<owner>/<name> of the repository.
 func (s *Settings) RepairAbout() string {
 	if s.Repair.About != "" {
 		return s.Repair.About
 	}
-	repo := s.RepairRepository()
-	return "project:" + strings.ToLower(repo[strings.LastIndexByte(repo, '/')+1:])
+	return "repo:" + s.RepairRepository()
 }
 
 // JobsMaxActive returns jobs.max_active.
@@ -316,6 +317,17 @@ type Made struct {
 	Args    []string `json:"args,omitempty"`
 	// Env adds variables to made-mcp's environment (beside
 	// MADE_MCP_BACKEND=embedded and MADE_MCP_REDB_PATH in the state dir).
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Kmp configures memory: kmp-mcp when Command is set, else the embedded
+// store.
+type Kmp struct {
+	// Command is the kmp-mcp executable; Args its arguments.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env adds variables to kmp-mcp's environment (beside
+	// KMP_MCP_BACKEND=embedded and KMP_MCP_DATA_DIR in the state dir).
 	Env map[string]string `json:"env,omitempty"`
 }
 
@@ -542,7 +554,7 @@ func (r Repair) validate() error {
 		return fmt.Errorf("repair.directory %q must be an absolute path", r.Directory)
 	}
 	if r.About != "" && strings.TrimSpace(r.About) == "" {
-		return errors.New("repair.about is blank: leave it out for project:<repository name>")
+		return errors.New("repair.about is blank: leave it out for repo:<owner>/<name>")
 	}
 	for _, n := range []struct {
 		key              string
