@@ -50,6 +50,8 @@ func TestMain(m *testing.M) {
 		os.Exit(daemon.Main(os.Args[1:], os.Stdout, os.Stderr))
 	case os.Getenv(madeEnv) == "1":
 		os.Exit(fakeMadeMCP())
+	case os.Getenv(kmpEnv) == "1":
+		os.Exit(fakeKmpMCP())
 	case os.Getenv(tuiEnv) == "1":
 		// axlr-tui itself, in a terminal (tui_test.go).
 		os.Exit(root.Main(context.Background(), factory.New(nil), os.Args[1:]))
