@@ -77,11 +77,10 @@ func (m *Memory) Write(ctx context.Context, in workflows.MemoryWriteInput) (work
 	}
 	res, err := m.Store.Write(ctx, in.Request)
 	if err != nil && memoryRefused(err) && hasLinks(in.Request) {
-		unlinked := withoutLinks(in.Request)
-		if res2, err2 := m.Store.Write(ctx, unlinked); err2 == nil {
-			return workflows.MemoryWriteResult{Refs: res2.LocalRefs, Status: res2.Status, LinksRefused: err.Error()}, nil
-		} else {
-			err = err2
+		linksRefused := err
+		res, err = m.Store.Write(ctx, withoutLinks(in.Request))
+		if err == nil {
+			return workflows.MemoryWriteResult{Refs: res.LocalRefs, Status: res.Status, LinksRefused: linksRefused.Error()}, nil
 		}
 	}
 	switch {
