@@ -44,6 +44,11 @@ func (a *Ceremony) startPublished(ctx context.Context, in workflows.CeremonyStar
 		ctxIn[k] = v
 	}
 	for _, input := range def.Inputs {
+		if input.Name == "memory_about" && in.MemoryAbout != "" {
+			ctxIn[input.Name] = in.MemoryAbout
+		}
+	}
+	for _, input := range def.Inputs {
 		if _, ok := ctxIn[input.Name]; input.Required && !ok {
 			ctxIn[input.Name] = in.Brief
 		}

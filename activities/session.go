@@ -8,6 +8,8 @@ package activities
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/forge"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
@@ -210,7 +213,18 @@ func (a *Session) BeginTurn(ctx context.Context, in workflows.BeginTurnInput) (w
 		Stream:          s.Stream,
 		CeremonyProfile: s.CeremonyProfile,
 		HostTools:       a.Hosts.offer(ctx),
+		About:           WorkspaceAbout(root),
 	}, nil
+}
+
+// WorkspaceAbout is a workspace's memory about: repo:<owner>/<name> of its
+// origin remote, else ws:<the first 16 hex digits of its path's sha256>.
+func WorkspaceAbout(root string) string {
+	if repo, ok := forge.RepositoryOf(root); ok {
+		return "repo:" + repo
+	}
+	sum := sha256.Sum256([]byte(root))
+	return "ws:" + hex.EncodeToString(sum[:8])
 }
 
 // ModelRequest asks the model for its next message at a revision of the

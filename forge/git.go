@@ -211,6 +211,35 @@ func (r *Repo) Dirty() ([]string, error) {
 	return paths, nil
 }
 
+// RepositoryOf returns the owner/name of the repository whose work tree
+// holds dir, read from its origin remote's URL (https, ssh or scp-like:
+// the URL's last two path segments, without .git), and false when dir is
+// in no repository or its origin names no owner and name.
+func RepositoryOf(dir string) (string, bool) {
+	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return "", false
+	}
+	origin, err := r.Remote("origin")
+	if err != nil || len(origin.Config().URLs) == 0 {
+		return "", false
+	}
+	u := origin.Config().URLs[0]
+	host, p := "", u
+	switch {
+	case strings.Contains(u, "://"):
+		_, rest, _ := strings.Cut(u, "://")
+		host, p, _ = strings.Cut(rest, "/")
+	case strings.Contains(u, ":") && !strings.HasPrefix(u, "/"):
+		host, p, _ = strings.Cut(u, ":") // git@github.com:owner/name.git
+	}
+	parts := strings.Split(strings.Trim(strings.TrimSuffix(p, ".git"), "/"), "/")
+	if host == "" || len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
+		return "", false
+	}
+	return parts[len(parts)-2] + "/" + parts[len(parts)-1], true
+}
+
 // Changed lists, sorted, the files HEAD changes from the base branch as
 // the clone holds it (origin's, else the local one): what a pull request
 // of HEAD shows.

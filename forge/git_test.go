@@ -910,3 +910,36 @@ func TestCloneRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestRepositoryOf(t *testing.T) {
+	for _, c := range []struct {
+		url, want string
+		ok        bool
+	}{
+		{"https://github.com/underpass-ai/axlr.git", "underpass-ai/axlr", true},
+		{"https://github.com/underpass-ai/axlr", "underpass-ai/axlr", true},
+		{"ssh://git@github.com/underpass-ai/axlr.git", "underpass-ai/axlr", true},
+		{"git@github.com:underpass-ai/axlr.git", "underpass-ai/axlr", true},
+		{"/srv/git/app.git", "", false},
+		{"https://example.com/app.git", "", false},
+	} {
+		dir := t.TempDir()
+		r, err := git.PlainInit(dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{c.url}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := RepositoryOf(filepath.Join(dir, "sub"))
+		if got != c.want || ok != c.ok {
+			t.Errorf("RepositoryOf(origin %s) = %q, %v; want %q, %v", c.url, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := RepositoryOf(t.TempDir()); ok {
+		t.Error("a directory in no repository has a repository")
+	}
+}

@@ -240,6 +240,8 @@ type CeremonyStartInput struct {
 	// input the context does not.
 	Published bool   `json:"published,omitempty"`
 	Brief     string `json:"brief,omitempty"`
+	// MemoryAbout fills a person's definition's memory_about input.
+	MemoryAbout string `json:"memory_about,omitempty"`
 }
 
 // CeremonyStartResult is the started instance with its claimed first step.
@@ -548,8 +550,10 @@ type Opening struct {
 	// carries the ceremony's outcome.
 	Execution string
 	// Memory is what the host's wake showed; nil: the ceremony records
-	// nothing in memory.
+	// nothing in memory. Recall is the wake's text, which the first
+	// step's note carries.
 	Memory *CeremonyMemory
+	Recall string
 }
 
 // Open opens an instance of a pinned definition with the host's hooks
@@ -569,6 +573,9 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 		id = fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
 	}
 	start := CeremonyStartInput{Definition: def.Name, Version: def.Version, InstanceID: id, SessionID: d.t.Current(), Context: map[string]any{}}
+	if in.Memory != nil {
+		start.Context["memory_about"] = in.Memory.About
+	}
 	//workflowcheck:ignore copying a map into a map does not depend on the order
 	for k, v := range in.Inputs {
 		start.Context[k] = v
@@ -594,13 +601,13 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 		Compact:      !def.Job && !def.Standard && d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief, Entries: entries,
 		Memory: in.Memory,
-	}, res.Instance, in.Execution)
+	}, res.Instance, in.Execution, in.Recall)
 }
 
 // opened takes a started instance: the ceremony drives the host in its
 // mode from its claimed first step, which is announced unless it is a
 // console step.
-func (d *Driver) opened(ctx workflow.Context, c *CeremonyState, first InstanceView, execution string) error {
+func (d *Driver) opened(ctx workflow.Context, c *CeremonyState, first InstanceView, execution, recall string) error {
 	*d.slot = c
 	*d.mode = c.Mode
 	d.claimed(ctx, first)
@@ -608,7 +615,11 @@ func (d *Driver) opened(ctx workflow.Context, c *CeremonyState, first InstanceVi
 	if c.step().Console {
 		return nil
 	}
-	return d.note(ctx, "began", c.stepNote(true))
+	note := c.stepNote(true)
+	if recall != "" {
+		note += "\n\n" + recall
+	}
+	return d.note(ctx, "began", note)
 }
 
 // roundsFromStart reports whether a definition was only ever opened

@@ -194,6 +194,8 @@ type CeremonyMemory struct {
 	Cause string `json:"cause,omitempty"`
 	// Reports say what was recorded or why not, one line each.
 	Reports []string `json:"reports,omitempty"`
+	// Outcome: the ceremony's outcome was written (Driver.RecordOutcome).
+	Outcome bool `json:"outcome,omitempty"`
 }
 
 // Memory actor: who writes what axlr records.

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/forge/pull"
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
@@ -171,5 +173,47 @@ func TestJobMemory(t *testing.T) {
 	}
 	if h.memory.flushes != 1 {
 		t.Fatalf("flushes %d, want one at the job's end", h.memory.flushes)
+	}
+}
+
+// TestSessionCeremonyMemory: a session's ceremony wakes memory about the
+// workspace with the prompt before its first step (the recall rides on
+// the step's first note, the compact profile's budget is 1 KiB) and, once
+// ended, records its outcome under ws:<session id>, once.
+func TestSessionCeremonyMemory(t *testing.T) {
+	for _, profile := range []string{"standard", "compact"} {
+		acts := newScripted(
+			reply{calls: []scriptCall{reproduceHandBack}},
+			reply{calls: []scriptCall{diagnoseHandBack}},
+			reply{text: "Diagnosed."},
+			reply{text: "Nothing else."},
+		)
+		acts.about, acts.profile = "repo:o/r", profile
+		h := newCeremonyHarness(t, acts, &fakeCeremony{timeout: time.Hour, exit: 1})
+		h.memory.refs = []string{"kmp:entry:earlier"}
+		var ex, dec, next outcome
+		h.update(UpdateExecute, "exec-1", debugReq("exec-1", "TestParse fails"), &ex)
+		h.update(UpdateDecide, "dec-1", DecideRequest{ExecutionID: "dec-1", CallID: "call-4-0", Decision: contract.Approve}, &dec)
+		h.update(UpdateExecute, "exec-2", execReq("exec-2", "thanks", policy.ApproveLocal, nil), &next)
+		h.run()
+		ex.mustAccept(t, "execute")
+		dec.mustAccept(t, "decide")
+		next.mustAccept(t, "the next prompt")
+		budget := map[string]int{"standard": WakeBytes, "compact": WakeBytesCompact}[profile]
+		if len(h.memory.wakes) != 1 || h.memory.wakes[0] != (MemoryWakeInput{About: "repo:o/r", Intent: "TestParse fails", MaxBytes: budget}) {
+			t.Fatalf("%s: wakes %+v", profile, h.memory.wakes)
+		}
+		if len(acts.notes) == 0 || !strings.Contains(acts.notes[0], "kmp:entry:earlier error_path: an earlier cause") {
+			t.Fatalf("%s: the first step's note does not carry the recall: %q", profile, acts.notes)
+		}
+		w := h.memory.written()
+		if len(w) != 1 {
+			t.Fatalf("%s: writes %+v, want the outcome once", profile, w)
+		}
+		o := w[0]
+		if o.About != "ws:"+sessionID || o.Memories[0].Kind != kmp.KindSuccessPath || !strings.HasSuffix(o.IdempotencyKey, "/outcome:1") ||
+			!strings.Contains(o.Memories[0].Evidence, "step reproduce round 1 completed; check go test ./... exited 1") || o.Labels["ceremony"][0] != "axlr_debug" {
+			t.Fatalf("%s: outcome %+v", profile, o)
+		}
 	}
 }

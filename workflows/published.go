@@ -53,6 +53,9 @@ func (d *Driver) OpenPublished(ctx workflow.Context, name, version string, in Op
 	id := fmt.Sprintf("axlr-%s-%d", d.t.Current(), workflow.Now(ctx).Unix())
 	start := CeremonyStartInput{Definition: name, Version: version, InstanceID: id, SessionID: d.t.Current(),
 		Context: map[string]any{"workspace": d.t.st.Root}, Published: true, Brief: in.Brief}
+	if in.Memory != nil {
+		start.MemoryAbout = in.Memory.About
+	}
 	var res CeremonyStartResult
 	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, start).Get(ctx, &res); err != nil {
 		return fmt.Errorf("start ceremony %s: %w", strings.TrimSuffix(name+"@"+version, "@"), err)
@@ -61,8 +64,8 @@ func (d *Driver) OpenPublished(ctx workflow.Context, name, version string, in Op
 		Mode: ceremonies.ModeCeremony, Definition: res.Definition, Version: res.Version, InstanceID: id, Published: true,
 		Compact:      d.t.st.Snapshot.compactProfile(),
 		Instructions: res.Instructions, Limits: res.Limits, StepTimeout: res.StepTimeout, Brief: in.Brief,
-		Entries: map[string]int{res.Instance.NextStep: 1}, Approvers: res.Approvers, Cancel: res.Cancel,
-	}, res.Instance, in.Execution)
+		Entries: map[string]int{res.Instance.NextStep: 1}, Approvers: res.Approvers, Cancel: res.Cancel, Memory: in.Memory,
+	}, res.Instance, in.Execution, in.Recall)
 }
 
 // advancePublished moves a person's instance on after a completion, a

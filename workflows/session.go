@@ -277,6 +277,9 @@ type BeginTurnResult struct {
 	// HostTools are the tools this host offers beside the workspace's:
 	// the web tools and the MCP plugins' tools.
 	HostTools []HostTool `json:"host_tools,omitempty"`
+	// About is the workspace's memory about: repo:<owner>/<name> of its
+	// origin, else ws:<digest of its path>.
+	About string `json:"about,omitempty"`
 }
 
 // HostTool is a tool beside the workspace's that a turn may offer: a web
@@ -940,6 +943,9 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 	default:
 		err = errors.New("empty request")
 	}
+	if rerr := s.driver.RecordOutcome(ctx); rerr != nil {
+		workflow.GetLogger(ctx).Warn("the ceremony's outcome was not recorded in memory", "session", s.st.Current(), "error", rerr)
+	}
 	status, msg := endedAs(err, s.interrupted)
 	s.finish(ctx, status, msg)
 	s.st.Recent = append(s.st.Recent, *ex)
@@ -1003,12 +1009,20 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		}
 	case ceremonyMode(s.st.Mode):
 		def, _ := ceremonies.ForMode(s.st.Mode)
-		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}, s.ceremonyHooks(def.Name)); err != nil {
+		mem, recall, err := s.wakeCeremony(ctx, def.Name, req.Prompt)
+		if err != nil {
+			return err
+		}
+		if err := s.driver.Open(ctx, def.Name, def.Version, Opening{Brief: req.Prompt, Execution: req.ExecutionID, Memory: mem, Recall: recall}, s.ceremonyHooks(def.Name)); err != nil {
 			return err
 		}
 	case s.st.Mode == ceremonies.ModeCeremony:
 		name, version, _ := ceremonies.ParseRef(s.st.Chosen)
-		if err := s.driver.OpenPublished(ctx, name, version, Opening{Brief: req.Prompt, Execution: req.ExecutionID}); err != nil {
+		mem, recall, err := s.wakeCeremony(ctx, name, req.Prompt)
+		if err != nil {
+			return err
+		}
+		if err := s.driver.OpenPublished(ctx, name, version, Opening{Brief: req.Prompt, Execution: req.ExecutionID, Memory: mem, Recall: recall}); err != nil {
 			// Nothing started: the session is back in normal mode.
 			s.st.Mode, s.st.Chosen = "normal", ""
 			return err

@@ -56,6 +56,8 @@ type scripted struct {
 	// workspace's.
 	alwaysAsk []string
 	hostTools []HostTool
+	// about is every snapshot's workspace about.
+	about string
 }
 
 func newScripted(replies ...reply) *scripted {
@@ -77,7 +79,7 @@ func (s *scripted) BeginTurn(_ context.Context, in BeginTurnInput) (BeginTurnRes
 		alwaysAsk = []string{"git push --force"}
 	}
 	return BeginTurnResult{Revision: s.revision[in.SessionID], Model: cmp.Or(in.Model, "fake-model"), Root: in.Root,
-		Settings: policy.Settings{AlwaysAsk: alwaysAsk}, Stream: true, CeremonyProfile: s.profile, HostTools: s.hostTools}, nil
+		Settings: policy.Settings{AlwaysAsk: alwaysAsk}, Stream: true, CeremonyProfile: s.profile, HostTools: s.hostTools, About: s.about}, nil
 }
 
 func (s *scripted) ModelRequest(_ context.Context, in ModelRequestInput) (ModelRequestResult, error) {
@@ -160,19 +162,21 @@ var _ SessionActivities = (*scripted)(nil)
 // of updates.
 type harness struct {
 	testsuite.WorkflowTestSuite
-	t    *testing.T
-	env  *testsuite.TestWorkflowEnvironment
-	acts *scripted
-	at   time.Duration
+	t      *testing.T
+	env    *testsuite.TestWorkflowEnvironment
+	acts   *scripted
+	memory *fakeMemory
+	at     time.Duration
 }
 
 const sessionID = "6c1f0a52-8b1e-4c1e-9d61-6f1c0b2a7e10"
 
 func newHarness(t *testing.T, acts *scripted) *harness {
-	h := &harness{t: t, acts: acts}
+	h := &harness{t: t, acts: acts, memory: &fakeMemory{}}
 	h.env = h.NewTestWorkflowEnvironment()
 	h.env.RegisterWorkflowWithOptions(Session, workflowOptions())
 	h.env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
+	h.env.RegisterActivityWithOptions(h.memory, activity.RegisterOptions{Name: "memory."})
 	return h
 }
 
