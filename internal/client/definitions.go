@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	sdkclient "go.temporal.io/sdk/client"
@@ -30,6 +31,27 @@ func (c *Client) Definitions(ctx context.Context) ([]workflows.DefinitionSummary
 
 // runDefinitions runs one short definitions workflow to its result.
 func runDefinitions[T any](ctx context.Context, c *Client, verb, workflowType string, in any) (T, error) {
+	return runShort[T](ctx, c, shortRun{
+		prefix:       "axlr-definitions-" + verb,
+		what:         verb + " the ceremony definitions",
+		workflowType: workflowType,
+		timeout:      workflows.DefinitionTimeout,
+	}, in)
+}
+
+// shortRun is a short workflow a command runs to its result: its workflow
+// id is prefix-<random id>, what says what it does in its errors ("list
+// the ceremony definitions"), and timeout bounds it.
+type shortRun struct {
+	prefix, what, workflowType string
+	timeout                    time.Duration
+}
+
+// runShort runs r with in (none when nil) to its result. A start retried
+// after a lost answer attaches to its run. A failure the workflow
+// returned (an ApplicationError) is a *RefusedError with axlrd's words;
+// an axlrd that does not answer is an *UnreachableError.
+func runShort[T any](ctx context.Context, c *Client, r shortRun, in any) (T, error) {
 	var res T
 	rid, err := session.NewID()
 	if err != nil {
@@ -40,20 +62,20 @@ func runDefinitions[T any](ctx context.Context, c *Client, verb, workflowType st
 		args = append(args, in)
 	}
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
-		ID:                       "axlr-definitions-" + verb + "-" + rid,
+		ID:                       r.prefix + "-" + rid,
 		TaskQueue:                c.taskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowExecutionTimeout: workflows.DefinitionTimeout,
-	}, workflowType, args...)
+		WorkflowExecutionTimeout: r.timeout,
+	}, r.workflowType, args...)
 	if err != nil {
-		return res, fmt.Errorf("%s the ceremony definitions: %w", verb, c.reached(err))
+		return res, fmt.Errorf("%s: %w", r.what, c.reached(err))
 	}
 	if err := run.Get(ctx, &res); err != nil {
 		var app *sdktemporal.ApplicationError
 		if errors.As(err, &app) {
 			return res, &RefusedError{Message: app.Message(), Err: err}
 		}
-		return res, fmt.Errorf("%s the ceremony definitions: %w", verb, c.reached(err))
+		return res, fmt.Errorf("%s: %w", r.what, c.reached(err))
 	}
 	return res, nil
 }

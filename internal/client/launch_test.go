@@ -22,7 +22,7 @@ func TestJobLaunchSettings(t *testing.T) {
 		want workflows.JobLaunchSettings
 	}{
 		{name: "defaults", doc: `{}`, want: workflows.JobLaunchSettings{
-			Repository: "underpass-ai/axlr", ForgeWeb: "https://github.com", Directory: "/x/data/axlr/repairs", About: "project:axlr",
+			Repository: "underpass-ai/axlr", ForgeWeb: "https://github.com", Directory: "/x/data/axlr/repairs", About: "repo:underpass-ai/axlr",
 			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(),
 		}},
 		{name: "set", doc: `{"repair": {"repository": "acme/app", "remote": "/srv/git/app.git", "directory": "/clones", "about": "project:x",

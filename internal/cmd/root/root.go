@@ -19,6 +19,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
 	"github.com/underpass-ai/axlr/internal/cmd/history"
 	"github.com/underpass-ai/axlr/internal/cmd/jobs"
+	"github.com/underpass-ai/axlr/internal/cmd/memory"
 	"github.com/underpass-ai/axlr/internal/cmd/plans"
 	"github.com/underpass-ai/axlr/internal/cmd/queue"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
@@ -79,6 +80,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		queue.NewCmdQueue(f, nil),
 		plans.NewCmdPlans(f),
 		ceremonies.NewCmdCeremonies(f, nil),
+		memory.NewCmdMemory(f),
 	)
 	return cmd
 }

@@ -23,7 +23,7 @@ import (
 var RecordFields = []string{
 	"id", "kind", "signature", "repository", "origin_session", "person", "session", "sessions", "clone", "brief", "status",
 	"step", "step_attempt", "step_limit", "state", "instance", "check", "pending", "base", "pull_request", "url",
-	"head_sha", "merge_sha", "reason", "rounds", "red_rounds", "recoveries", "recovery", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
+	"head_sha", "merge_sha", "files", "reason", "rounds", "red_rounds", "memory", "recoveries", "recovery", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
 }
 
 // RecordHelp is the --json field list of a command that prints job
@@ -92,8 +92,12 @@ func PrintRecord(out io.Writer, r domain.Record) {
 		line("queue", strings.TrimSpace(strings.TrimPrefix(Queued(r), "-")+": "+q.Note))
 	}
 	line("merged as", r.MergeSHA)
+	line("files", strings.Join(r.Files, ", "))
 	line("reason", r.Reason)
 	line("recovery", r.Recovery)
+	for _, m := range r.Memory {
+		line("memory", m)
+	}
 	line("session", r.Session)
 	line("origin", r.OriginSession)
 	line("clone", r.Clone)
