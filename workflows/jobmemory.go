@@ -29,7 +29,7 @@ func (j *jobRun) labels() map[string][]string {
 	}
 }
 
-// remember records how the job ended, linked to its cause: a
+// remember records how the job ended, following its cause: a
 // success_path with the pull request, its merge and the files it changed,
 // or an observation of why it stopped; then it writes what waits in the
 // job session's sidecar.
@@ -39,12 +39,12 @@ func (j *jobRun) remember(ctx workflow.Context) error {
 		return nil
 	}
 	m, r := c.Memory, j.st.Record
-	kind, summary := kmp.KindObservation, fmt.Sprintf("%s %s ended %s: %s", r.Kind, r.ID, r.Status, cmp.Or(r.Reason, "no reason given"))
+	name := c.Definition + " " + c.Version
+	kind, summary := kmp.KindObservation, fmt.Sprintf("%s ended %s at step %s: %s", name, r.Status, cmp.Or(c.Step, c.State), cmp.Or(r.Reason, "no reason given"))
 	if r.Status == jobs.Completed {
-		what := map[jobs.Kind]string{jobs.Repair: "Repaired", jobs.Improve: "Improved"}[r.Kind]
 		changed := map[jobs.Kind]string{jobs.Repair: "repair", jobs.Improve: "build"}[r.Kind]
 		done := cmp.Or(c.recordedText(changed, "summary_en"), c.recordedText(changed, "summary"), firstLine(r.Brief))
-		kind, summary = kmp.KindSuccessPath, fmt.Sprintf("%s: %s (pull request #%d merged as %s)", what, done, r.PullRequest, shortHead(r.MergeSHA))
+		kind, summary = kmp.KindSuccessPath, fmt.Sprintf("%s ended %s: %s (pull request #%d merged as %s)", name, c.State, done, r.PullRequest, shortHead(r.MergeSHA))
 	}
 	var ev []string
 	if r.PullRequest > 0 {
@@ -70,11 +70,11 @@ func (j *jobRun) remember(ctx workflow.Context) error {
 	ev = append(ev, fmt.Sprintf("instance %s ended in %s", c.InstanceID, c.State))
 	mem := kmp.Memory{ID: "outcome", Kind: kind, Summary: bounded(summary, 1000), Evidence: strings.Join(ev, "\n")}
 	if m.Cause != "" {
-		rel, why := "follows", "how the work on this cause ended"
+		why := "how the work on this cause ended"
 		if kind == kmp.KindSuccessPath {
-			rel, why = "corrects", "the merged change fixes this cause"
+			why = "the merged change fixes this cause"
 		}
-		mem.ConnectTo = []kmp.Link{{Ref: m.Cause, Rel: rel, Why: why, Evidence: cmp.Or(r.MergeSHA, c.InstanceID), Confidence: "medium"}}
+		mem.ConnectTo = []kmp.Link{{Ref: m.Cause, Rel: "follows", Why: why, Evidence: cmp.Or(r.MergeSHA, c.InstanceID), Confidence: "medium"}}
 	}
 	labels := m.Labels
 	if r.PullRequest > 0 {

@@ -164,7 +164,7 @@ func TestJobMemory(t *testing.T) {
 	m := out.Memories[0]
 	if out.IdempotencyKey != wf+":outcome:1" || m.Kind != kmp.KindSuccessPath || !strings.Contains(m.Summary, "merged as") ||
 		!strings.Contains(m.Evidence, "files: calc/parse.go") || !strings.Contains(m.Evidence, "merge: "+rec.MergeSHA) ||
-		len(m.ConnectTo) != 1 || m.ConnectTo[0].Ref != "kmp:entry:"+wf+":diagnose:1" || m.ConnectTo[0].Rel != "corrects" ||
+		len(m.ConnectTo) != 1 || m.ConnectTo[0].Ref != "kmp:entry:"+wf+":diagnose:1" || m.ConnectTo[0].Rel != "follows" ||
 		out.Labels["pull_request"][0] != "7" {
 		t.Fatalf("outcome %+v", out)
 	}

@@ -205,7 +205,7 @@ func listKind(ctx context.Context, t *testing.T, s kmp.Store, about, kind string
 // other, on the embedded memory: the first records its cause (with the
 // reproduction) and its outcome (the pull request, the merge, the files);
 // the second's first model request carries that cause with its ref, its
-// diagnose links it, and its outcome corrects its own cause.
+// diagnose links it, and its outcome follows its own cause.
 func TestRepairRemembers(t *testing.T) {
 	model := &memoryModel{}
 	_, repo, e := repairEnvWith(t, 1, model.reply)
@@ -263,8 +263,8 @@ func TestRepairRemembers(t *testing.T) {
 			t.Fatalf("outcome of %s: %+v", rec.ID, o)
 		}
 		got, err := mem.Inspect(ctx, kmp.InspectRequest{About: about, Ref: o.Ref})
-		if err != nil || len(got.Links.Outgoing) != 1 || got.Links.Outgoing[0].Rel != "corrects" || got.Links.Outgoing[0].Ref != causes[i].Ref {
-			t.Fatalf("outcome %s links %+v (%v), want it to correct %s", o.Ref, got.Links, err, causes[i].Ref)
+		if err != nil || len(got.Links.Outgoing) != 1 || got.Links.Outgoing[0].Rel != "follows" || got.Links.Outgoing[0].Ref != causes[i].Ref {
+			t.Fatalf("outcome %s links %+v (%v), want it to follow %s", o.Ref, got.Links, err, causes[i].Ref)
 		}
 		if len(rec.Memory) != 3 || !strings.HasPrefix(rec.Memory[1], "cause recorded as kmp:entry:") || !strings.HasPrefix(rec.Memory[2], "outcome recorded as kmp:entry:") {
 			t.Fatalf("the record of %s says %q", rec.ID, rec.Memory)
