@@ -161,7 +161,24 @@ func runRepair(ctx context.Context, t *testing.T, c *client.Client, repo *github
 	}
 	decide(ctx, t, c, rec.ID, jobs.AwaitingApproval, jobs.PendingCheck)
 	decide(ctx, t, c, rec.ID, jobs.AwaitingMerge, jobs.PendingMerge)
-	return waitJob(ctx, t, c, rec.ID, jobs.Completed)
+	waitJob(ctx, t, c, rec.ID, jobs.Completed)
+	return finalRecord(ctx, t, c, rec.ID)
+}
+
+// finalRecord is a job's record as the registry holds it once the job
+// ended: its last report, after the outcome was recorded.
+func finalRecord(ctx context.Context, t *testing.T, c *client.Client, id string) jobs.Record {
+	t.Helper()
+	for {
+		if r, err := c.Job(ctx, id); err == nil && r.Terminal() {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the registry never saw job %s end", id)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // decide waits for the job to stand at status and approves what waits.
@@ -330,7 +347,8 @@ func TestMemoryWriteThroughKill(t *testing.T) {
 	}
 	k.restart("while kmp-mcp held the cause's committed write")
 	decide(ctx, t, k.c, rec.ID, jobs.AwaitingMerge, jobs.PendingMerge)
-	done := waitJob(ctx, t, k.c, rec.ID, jobs.Completed)
+	waitJob(ctx, t, k.c, rec.ID, jobs.Completed)
+	done := finalRecord(ctx, t, k.c, rec.ID)
 	if len(done.Memory) < 2 || !strings.HasSuffix(done.Memory[1], "(replayed)") {
 		t.Fatalf("the record says %q, want the cause replayed", done.Memory)
 	}
