@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
+	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -30,6 +32,8 @@ const MaxSidecar = 50
 type Memory struct {
 	Store    kmp.Store
 	Sidecars string
+	// Sessions is the session store a turn's entry is read from.
+	Sessions *session.Store
 	Log      zerolog.Logger
 
 	mu sync.Mutex // the sidecars
@@ -95,6 +99,49 @@ func (m *Memory) Write(ctx context.Context, in workflows.MemoryWriteInput) (work
 		return workflows.MemoryWriteResult{}, err
 	}
 	return workflows.MemoryWriteResult{Pending: true}, nil
+}
+
+// RecordTurn records a turn's entry (workflows.RecordTurnInput): its
+// actions, one evidence line each, under its key; nothing for a turn that
+// only read.
+func (m *Memory) RecordTurn(ctx context.Context, in workflows.RecordTurnInput) (workflows.RecordTurnResult, error) {
+	var logs []*session.Log
+	for _, id := range in.Sessions {
+		log, err := openLog(m.Sessions, id)
+		if err != nil {
+			return workflows.RecordTurnResult{}, err
+		}
+		logs = append(logs, log)
+	}
+	f, err := readTurn(logs, in.ExecutionID)
+	if err != nil {
+		return workflows.RecordTurnResult{}, err
+	}
+	res := workflows.RecordTurnResult{Actions: len(f.Actions), Reads: f.Reads}
+	if !f.SideEffects() {
+		// Even a turn that only read writes what waits from earlier ones.
+		_, err := m.flush(ctx, in.SessionID)
+		return res, err
+	}
+	var ev []string
+	for _, a := range f.Actions {
+		ev = append(ev, a.Evidence())
+	}
+	if f.Reads > 0 {
+		ev = append(ev, fmt.Sprintf("read %d times", f.Reads))
+	}
+	if in.Step != "" {
+		ev = append(ev, "MADE step "+in.Step)
+	}
+	summary := fmt.Sprintf("turn %d in %s mode: %s", in.Turn, cmp.Or(in.Mode, "normal"), f.Summary())
+	w, err := m.Write(ctx, workflows.MemoryWriteInput{SessionID: in.SessionID, Request: kmp.WriteRequest{
+		About: in.About, Actor: "axlr", SourceKind: "projection", Labels: in.Labels, IdempotencyKey: in.Key,
+		Memories: []kmp.Memory{{ID: "turn", Kind: kmp.KindTurn, Summary: summary, Evidence: strings.Join(ev, "\n")}}}})
+	if err != nil {
+		return res, err
+	}
+	res.MemoryWriteResult = w
+	return res, nil
 }
 
 // Flush writes what waits in a session's sidecar.

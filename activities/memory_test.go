@@ -11,8 +11,11 @@ import (
 	"github.com/rs/zerolog"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/underpass-ai/axlr/agent"
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/kmp/embedded"
+	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -177,5 +180,80 @@ func TestMemoryRead(t *testing.T) {
 	d.down = true
 	if _, err := m.Read(ctx, workflows.MemoryReadInput{Op: workflows.MemoryWake, About: "repo:o/r"}); kmp.CodeOf(err) != kmp.CodeUnavailable {
 		t.Fatalf("read while down: %v, want it retryable", err)
+	}
+}
+
+// turnLog writes a turn into a session log: the prompt, a response that
+// reads, writes and runs a command (exit 1), their results, the answer.
+func turnLog(t *testing.T, store *session.Store, id, exec string, effects bool) {
+	t.Helper()
+	log, err := store.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(key string, d messageData) {
+		t.Helper()
+		if _, err := appendEvent(log, evMessage, key, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(keyPrompt(exec), messageData{Message: agent.Message{Role: "user", Content: "fix Parse"}, Prompt: true})
+	calls := []agent.ToolCall{{ID: "c1", Name: "local_read", Arguments: `{"path": "calc.go"}`}}
+	if effects {
+		calls = append(calls,
+			agent.ToolCall{ID: "c2", Name: "local_write", Arguments: `{"path": "calc.go", "content": "x"}`},
+			agent.ToolCall{ID: "c3", Name: "local_exec", Arguments: `{"program": "go", "args": ["test", "./..."]}`})
+	}
+	add(keyResponse(3), messageData{Message: agent.Message{Role: "assistant", Content: "Reading, then fixing the empty case.", ToolCalls: calls}})
+	add("tool:3.0", messageData{Message: agent.Message{Role: "tool", ToolCallID: "c1", Content: "package calc"}, Tool: "local_read", Status: contract.CallCompleted, Decision: contract.AutoApprove})
+	if effects {
+		add("tool:3.1", messageData{Message: agent.Message{Role: "tool", ToolCallID: "c2", Content: `{"bytes": 1}`}, Tool: "local_write", Status: contract.CallCompleted, Decision: contract.Approve})
+		add("tool:3.2", messageData{Message: agent.Message{Role: "tool", ToolCallID: "c3", Content: `{"exit_code": 1, "stdout": "--- FAIL: TestParse", "stderr": ""}`}, Tool: "local_exec", Status: contract.CallCompleted, Decision: contract.AutoApprove})
+	}
+	add(keyResponse(7), messageData{Message: agent.Message{Role: "assistant", Content: "Parse is fixed; the test still fails elsewhere."}})
+}
+
+// A turn that wrote and ran becomes one turn entry of its actions, one
+// evidence line each, never its prose; a turn that only read writes
+// nothing; the same key replays.
+func TestMemoryRecordTurn(t *testing.T) {
+	m, _ := newMemory(t)
+	store, err := session.Open(t.TempDir(), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	m.Sessions = store
+	ctx := context.Background()
+	s1, s2 := "0b5e9c1e-2f7d-4a7b-9e58-1d2c3b4a5f60", "6c1f0a52-8b1e-4c1e-9d61-6f1c0b2a7e10"
+	turnLog(t, store, s1, "exec-1", true)
+	in := workflows.RecordTurnInput{SessionID: s1, Sessions: []string{s1}, ExecutionID: "exec-1", Key: "wf:turn:1",
+		About: "ws:s1", Turn: 1, Mode: "normal", Step: "axlr-session-s1 turn 1"}
+	res, err := m.RecordTurn(ctx, in)
+	if err != nil || res.Actions != 2 || res.Reads != 1 || res.Refs["turn"] == "" {
+		t.Fatalf("record turn: %+v, %v", res, err)
+	}
+	got, err := m.Store.Inspect(ctx, kmp.InspectRequest{About: "ws:s1", Ref: res.Refs["turn"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "wrote calc.go (completed, approve)\nran go test ./... (completed, auto_approve, exit 1)\nread 1 times\nMADE step axlr-session-s1 turn 1"
+	if got.Object.Kind != kmp.KindTurn || got.Object.Text != "turn 1 in normal mode: 1 file written, 1 command run" || got.Evidence[0] != want {
+		t.Fatalf("turn entry %q / %q, want evidence %q", got.Object.Text, got.Evidence, want)
+	}
+	if strings.Contains(got.Evidence[0], "fixing") || strings.Contains(got.Object.Text, "Parse is fixed") {
+		t.Fatal("the turn entry carries the model's prose")
+	}
+	again, err := m.RecordTurn(ctx, in)
+	if err != nil || again.Status != kmp.StatusReplayed {
+		t.Fatalf("the same turn again: %+v, %v", again, err)
+	}
+	turnLog(t, store, s2, "exec-2", false)
+	res, err = m.RecordTurn(ctx, workflows.RecordTurnInput{SessionID: s2, Sessions: []string{s2}, ExecutionID: "exec-2", Key: "wf:turn:2", About: "ws:s2", Turn: 1})
+	if err != nil || res.Actions != 0 || res.Reads != 1 || res.Refs != nil {
+		t.Fatalf("a turn that only read: %+v, %v", res, err)
+	}
+	if _, err := m.Store.Wake(ctx, kmp.WakeRequest{About: "ws:s2"}); kmp.CodeOf(err) != kmp.CodeNotFound {
+		t.Fatalf("a turn that only read wrote something: %v", err)
 	}
 }

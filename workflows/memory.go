@@ -51,6 +51,13 @@ var MemoryOptions = workflow.ActivityOptions{
 	},
 }
 
+// MemoryLocalOptions: a turn's record runs beside the workflow, at the
+// cost of a local activity, so a turn pays about a millisecond for it.
+var MemoryLocalOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+}
+
 // MemoryWakeInput asks for what memory holds about an about for an
 // intent (the brief), within MaxBytes of lines.
 type MemoryWakeInput struct {
@@ -124,6 +131,35 @@ type MemoryFlushResult struct {
 	Written int `json:"written"`
 	Waiting int `json:"waiting"`
 }
+
+// RecordTurnInput records a session's turn in memory: one turn entry
+// under About (ws:<session id>) of what it wrote, ran, called and decided,
+// read from the execution's sessions' logs; nothing for a turn that only
+// read. An entry the memory does not take waits in the sidecar.
+type RecordTurnInput struct {
+	SessionID   string              `json:"session_id"`
+	Sessions    []string            `json:"sessions"`
+	ExecutionID string              `json:"execution_id"`
+	Key         string              `json:"key"`
+	About       string              `json:"about"`
+	Labels      map[string][]string `json:"labels,omitempty"`
+	Turn        int                 `json:"turn"`
+	Mode        string              `json:"mode,omitempty"`
+	// Step names the session record's MADE step, the entry's evidence.
+	Step string `json:"step,omitempty"`
+}
+
+// RecordTurnResult says what was kept.
+type RecordTurnResult struct {
+	MemoryWriteResult
+	// Actions and Reads count the turn's calls; nothing is written when
+	// Actions is 0.
+	Actions int `json:"actions"`
+	Reads   int `json:"reads"`
+}
+
+// ActivityMemoryRecordTurn records a turn's entry.
+const ActivityMemoryRecordTurn = "memory.RecordTurn"
 
 // Memory reads.
 const (

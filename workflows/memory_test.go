@@ -24,6 +24,7 @@ type fakeMemory struct {
 	down    bool
 	wakes   []MemoryWakeInput
 	writes  []kmp.WriteRequest
+	turns   []RecordTurnInput
 	flushes int
 }
 
@@ -57,6 +58,13 @@ func (f *fakeMemory) Write(_ context.Context, in MemoryWriteInput) (MemoryWriteR
 	}
 	f.writes = append(f.writes, in.Request)
 	return MemoryWriteResult{Refs: map[string]string{in.Request.Memories[0].ID: "kmp:entry:" + in.Request.IdempotencyKey}, Status: kmp.StatusCommitted}, nil
+}
+
+func (f *fakeMemory) RecordTurn(_ context.Context, in RecordTurnInput) (RecordTurnResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.turns = append(f.turns, in)
+	return RecordTurnResult{}, nil
 }
 
 func (f *fakeMemory) Flush(context.Context, MemoryFlushInput) (MemoryFlushResult, error) {

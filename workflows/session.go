@@ -241,6 +241,9 @@ type SessionState struct {
 	// NAME@VERSION as they named it: it travels with the mode, and a
 	// prompt that sets another mode forgets it.
 	Chosen string `json:"chosen,omitempty"`
+	// Turns counts the prompts the session ran since memory: each
+	// turn's memory key and session record names it.
+	Turns int `json:"turns,omitempty"`
 }
 
 type queuedRequest struct {
@@ -948,6 +951,9 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 	}
 	status, msg := endedAs(err, s.interrupted)
 	s.finish(ctx, status, msg)
+	if q.Execute != nil || q.Decide != nil {
+		s.recordTurn(ctx, ex, s.st.Mode)
+	}
 	s.st.Recent = append(s.st.Recent, *ex)
 	if len(s.st.Recent) > maxRecent {
 		s.st.Recent = slices.Clone(s.st.Recent[len(s.st.Recent)-maxRecent:])

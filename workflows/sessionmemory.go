@@ -3,6 +3,7 @@ package workflows
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -29,6 +30,24 @@ func (s *sessionRun) wakeCeremony(ctx workflow.Context, definition, brief string
 	return wake(ctx, about, brief, s.st.Snapshot.compactProfile(), map[string][]string{
 		"ceremony": {definition}, "session": {session}, "ws": {SessionAbout(session)},
 	})
+}
+
+// recordTurn writes the turn entry of the execution that just ended: what
+// it wrote, ran, called and decided, never its prose. Failures are logged
+// and never stop the session.
+func (s *sessionRun) recordTurn(ctx workflow.Context, ex *ExecutionState, mode string) {
+	if ex == nil || workflow.GetVersion(ctx, versionSessionMemory, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	s.st.Turns++
+	session := s.st.Current()
+	in := RecordTurnInput{SessionID: session, Sessions: slices.Clone(ex.Sessions), ExecutionID: ex.ID,
+		Key: memoryKey(ctx, "turn", s.st.Turns), About: SessionAbout(session), Turn: s.st.Turns, Mode: mode,
+		Labels: map[string][]string{"session": {session}, "ws": {SessionAbout(session)}, "mode": {cmp.Or(mode, "normal")}}}
+	var res RecordTurnResult
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, MemoryLocalOptions), ActivityMemoryRecordTurn, in).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("the turn was not recorded in memory", "session", session, "error", err)
+	}
 }
 
 // RecordOutcome records, once, how an ended ceremony ended, under

@@ -242,7 +242,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		return err
 	}
 	d.add("the memory", memory.Close)
-	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Log: d.log}
+	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Sessions: store, Log: d.log}
 	flushSidecars(ctx, mem, d.log)
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
