@@ -38,7 +38,9 @@ type HostTools struct {
 	// gives the job registry's client for an activity's context (axlrd:
 	// client.New over activity.GetClient).
 	Jobs func(context.Context) JobClient
-	Log  zerolog.Logger
+	// Memory, when set, offers axlr_recall and axlr_remember.
+	Memory *Memory
+	Log    zerolog.Logger
 
 	mu sync.Mutex
 	// listed are the plugins' tools of the last listing, by which an alias
@@ -81,6 +83,9 @@ func (h *HostTools) offer(ctx context.Context) []workflows.HostTool {
 		for _, s := range jobSpecs {
 			out = append(out, workflows.HostTool{Name: s.Name})
 		}
+	}
+	if h.Memory != nil {
+		out = append(out, workflows.HostTool{Name: workflows.RecallTool}, workflows.HostTool{Name: workflows.RememberTool})
 	}
 	return out
 }
@@ -201,6 +206,10 @@ func (h *HostTools) spec(name string) (agent.ToolSpec, bool) {
 		return toolsSpec, h.Plugins != nil
 	case CallToolTool:
 		return callToolSpec, h.Plugins != nil
+	case workflows.RecallTool:
+		return recallSpec, h.Memory != nil
+	case workflows.RememberTool:
+		return rememberSpec, h.Memory != nil
 	}
 	if workflows.JobRequestTool(name) {
 		i := slices.IndexFunc(jobSpecs, func(s agent.ToolSpec) bool { return s.Name == name })
@@ -228,6 +237,12 @@ func (h *HostTools) inspect(tc agent.ToolCall, mc *workflows.ModelCall) bool {
 		}
 		return true
 	case h.Plugins != nil && tc.Name == ToolsTool:
+		return true
+	case h.Memory != nil && workflows.MemoryTool(tc.Name):
+		mc.Host = true
+		if err := checkMemoryArgs(tc.Name, tc.Arguments); err != nil {
+			mc.Invalid = "invalid arguments: " + err.Error()
+		}
 		return true
 	case h.Jobs != nil && workflows.JobRequestTool(tc.Name):
 		// The arguments are checked with the request, whose refusal names
@@ -299,7 +314,7 @@ type hostCall struct {
 // effectful reports whether a host tool may change something outside: a
 // plugin's tool may; the web tools and axlr_tools only read.
 func (h *HostTools) effectful(name string) bool {
-	return h != nil && !slices.Contains(web.Names(), name) && name != ToolsTool
+	return h != nil && !slices.Contains(web.Names(), name) && name != ToolsTool && name != workflows.RecallTool
 }
 
 // call runs a host tool; handled is false for a name that is no host tool.

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -255,5 +256,58 @@ func TestMemoryRecordTurn(t *testing.T) {
 	}
 	if _, err := m.Store.Wake(ctx, kmp.WakeRequest{About: "ws:s2"}); kmp.CodeOf(err) != kmp.CodeNotFound {
 		t.Fatalf("a turn that only read wrote something: %v", err)
+	}
+}
+
+// The model's memory tools: axlr_remember keeps one memory in the
+// workspace's about under the call's key (a retry replays it), and says
+// what was kept; axlr_recall shows it with its ref; bad arguments are
+// refused before anything is written.
+func TestMemoryTools(t *testing.T) {
+	m, _ := newMemory(t)
+	h := &HostTools{Memory: m}
+	ctx := context.Background()
+	root := t.TempDir()
+	about := WorkspaceAbout(root)
+	if !strings.HasPrefix(about, "ws:") || len(about) != len("ws:")+16 {
+		t.Fatalf("the about of a workspace without a remote is %q", about)
+	}
+	var names []string
+	for _, o := range h.offer(ctx) {
+		names = append(names, o.Name)
+	}
+	if strings.Join(names, " ") != "axlr_recall axlr_remember" || !h.effectful(workflows.RememberTool) || h.effectful(workflows.RecallTool) {
+		t.Fatalf("offered %v; remember effectful %v, recall %v", names, h.effectful(workflows.RememberTool), h.effectful(workflows.RecallTool))
+	}
+	in := workflows.ToolCallInput{SessionID: "s1", Root: root, Key: "5.0"}
+	remember := agent.ToolCall{Name: workflows.RememberTool, Arguments: `{"kind": "constraint", "summary": "never edit vendor/ by hand", "evidence": "README says so"}`}
+	var kept struct {
+		Kept  bool   `json:"kept"`
+		About string `json:"about"`
+		Ref   string `json:"ref"`
+	}
+	out := h.memoryCall(ctx, remember, in)
+	if err := json.Unmarshal([]byte(out.content), &kept); err != nil || out.status != contract.CallCompleted || !kept.Kept || kept.About != about || kept.Ref == "" {
+		t.Fatalf("remember: %+v (%v)", out, err)
+	}
+	if again := h.memoryCall(ctx, remember, in); !strings.Contains(again.content, kept.Ref) {
+		t.Fatalf("a retried remember: %+v, want %s again", again, kept.Ref)
+	}
+	recall := h.memoryCall(ctx, agent.ToolCall{Name: workflows.RecallTool, Arguments: `{"intent": "edit vendor"}`}, in)
+	if recall.status != contract.CallCompleted || !strings.Contains(recall.content, kept.Ref+" constraint: never edit vendor/ by hand") {
+		t.Fatalf("recall: %+v", recall)
+	}
+	for _, bad := range []string{`{"kind": "gossip", "summary": "s", "evidence": "e"}`, `{"kind": "constraint", "summary": "s"}`, `{"kind": "constraint", "summary": "s", "evidence": "e", "extra": 1}`} {
+		if out := h.memoryCall(ctx, agent.ToolCall{Name: workflows.RememberTool, Arguments: bad}, in); out.status != contract.CallFailed || !strings.Contains(out.content, "invalid_request") {
+			t.Errorf("remember %s: %+v, want it refused", bad, out)
+		}
+		var mc workflows.ModelCall
+		if !h.inspect(agent.ToolCall{Name: workflows.RememberTool, Arguments: bad}, &mc) || mc.Invalid == "" {
+			t.Errorf("inspect %s: %+v, want it invalid", bad, mc)
+		}
+	}
+	l, err := m.Store.List(ctx, kmp.ListRequest{About: about})
+	if err != nil || len(l.Entries) != 1 {
+		t.Fatalf("memory holds %+v (%v), want the one memory", l.Entries, err)
 	}
 }

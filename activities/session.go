@@ -435,7 +435,12 @@ func (a *Session) hostCall(ctx context.Context, log *session.Log, tc agent.ToolC
 		}
 	}
 	stop := heartbeat(ctx, a.HeartbeatEvery, func() any { return in.Key })
-	out, _ := a.Hosts.call(ctx, tc.Name, tc.Arguments)
+	var out hostCall
+	if workflows.MemoryTool(tc.Name) {
+		out = a.Hosts.memoryCall(ctx, tc, in)
+	} else {
+		out, _ = a.Hosts.call(ctx, tc.Name, tc.Arguments)
+	}
 	stop()
 	if ctx.Err() != nil {
 		return workflows.ToolCallResult{}, ctx.Err()

@@ -30,6 +30,26 @@ const (
 	ActivityMemoryRead  = "memory.Read"
 )
 
+// The model's memory tools: axlr_recall reads, axlr_remember writes.
+const (
+	RecallTool   = "axlr_recall"
+	RememberTool = "axlr_remember"
+)
+
+// MemoryTool reports whether a tool is one of the model's memory tools.
+func MemoryTool(name string) bool { return name == RecallTool || name == RememberTool }
+
+// modelWritesMemory reports whether the model may write memory in a
+// mode: not in an incident (as the reference says), nor in a job's, a
+// plan's or a task's, whose memory axlr writes itself.
+func modelWritesMemory(mode string) bool {
+	switch mode {
+	case "incident", "repair", "improve", ceremonies.PartPlan, ceremonies.PartTask, ceremonies.PartSync:
+		return false
+	}
+	return true
+}
+
 // MemoryReadWorkflow reads memory for an operator's command.
 const MemoryReadWorkflow = "axlr.MemoryRead"
 

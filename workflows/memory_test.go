@@ -2,10 +2,15 @@ package workflows
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/ceremonies"
@@ -222,6 +227,61 @@ func TestSessionCeremonyMemory(t *testing.T) {
 		if o.About != "ws:"+sessionID || o.Memories[0].Kind != kmp.KindSuccessPath || !strings.HasSuffix(o.IdempotencyKey, "/outcome:1") ||
 			!strings.Contains(o.Memories[0].Evidence, "step reproduce round 1 completed; check go test ./... exited 1") || o.Labels["ceremony"][0] != "axlr_debug" {
 			t.Fatalf("%s: outcome %+v", profile, o)
+		}
+	}
+}
+
+func TestModelWritesMemory(t *testing.T) {
+	for mode, want := range map[string]bool{"normal": true, "debug": true, "review": true, "incident": false, "repair": false,
+		"improve": false, ceremonies.PartPlan: false, ceremonies.PartTask: false, ceremonies.PartSync: false} {
+		if got := modelWritesMemory(mode); got != want {
+			t.Errorf("modelWritesMemory(%s) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
+// rememberHost hosts a turn in a mode, as the session does.
+func rememberHost(ctx workflow.Context, mode string) (hookReport, error) {
+	st := newHostState(sessionID, "", "exec-1")
+	st.Approval = policy.ApproveLocal
+	t := newHost(&st, hostOptions{}).turn
+	t.hooks = &testHooks{t: t}
+	err := t.Begin(ctx, BeginTurnInput{SessionID: sessionID, ExecutionID: "exec-1", Prompt: "remember this", Root: "/work/app", Mode: mode})
+	st.Mode = mode
+	if err == nil {
+		err = t.Run(ctx, nil)
+	}
+	status, msg := endedAs(err, "")
+	return hookReport{Result: *t.Finish(ctx, status, msg, nil)}, nil
+}
+
+// In incident mode axlr_remember is neither offered nor run: a call is
+// refused by the work mode. In normal mode it is offered.
+func TestRememberRefusedInIncident(t *testing.T) {
+	for _, mode := range []string{"incident", "normal"} {
+		acts := newScripted(
+			reply{calls: []scriptCall{{tool: RememberTool, args: map[string]any{"kind": "decision", "summary": "s", "evidence": "e"}}}},
+			reply{text: "ok"},
+		)
+		acts.hostTools = []HostTool{{Name: RecallTool}, {Name: RememberTool}}
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestWorkflowEnvironment()
+		env.RegisterWorkflowWithOptions(rememberHost, workflow.RegisterOptions{Name: "test.RememberHost"})
+		env.RegisterActivityWithOptions(acts, activity.RegisterOptions{Name: "session."})
+		env.ExecuteWorkflow("test.RememberHost", mode)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		offered := acts.requests[0].Tools
+		if !slices.Contains(offered, RecallTool) || slices.Contains(offered, RememberTool) != (mode == "normal") {
+			t.Fatalf("%s mode offers %v", mode, offered)
+		}
+		if mode == "normal" {
+			continue
+		}
+		if len(acts.ran) != 0 || len(acts.recorded) == 0 || acts.recorded[0].Status != contract.CallForbidden ||
+			!strings.Contains(acts.recorded[0].Message, "in incident mode axlr records memory itself") {
+			t.Fatalf("ran %+v recorded %+v", acts.ran, acts.recorded)
 		}
 	}
 }

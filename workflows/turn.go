@@ -308,7 +308,7 @@ func (t *Turn) offer() Offer {
 	}
 	if snap := t.st.Snapshot; snap != nil {
 		for _, h := range snap.HostTools {
-			if h.Web && t.st.NoWeb || JobRequestTool(h.Name) && jobMode(t.st.Mode) {
+			if h.Web && t.st.NoWeb || JobRequestTool(h.Name) && jobMode(t.st.Mode) || h.Name == RememberTool && !modelWritesMemory(t.st.Mode) {
 				continue
 			}
 			var names []string
@@ -392,6 +392,9 @@ func (t *Turn) handleCall(ctx workflow.Context, c ModelCall, rest []ModelCall) e
 	}
 	if c.Host && t.st.NoWeb && t.webTool(c.Tool) {
 		return t.Record(ctx, c, contract.CallFailed, "", c.Tool+" is not offered in this session: the web tools were removed from it")
+	}
+	if c.Tool == RememberTool && !modelWritesMemory(t.st.Mode) {
+		return t.Record(ctx, c, contract.CallForbidden, "", fmt.Sprintf("refused by the work mode: in %s mode axlr records memory itself, and the model may not write it", t.st.Mode))
 	}
 	call := policy.Call{Tool: c.Tool, Names: c.Names, Args: c.Args}
 	if c.Host && JobRequestTool(c.Tool) {

@@ -244,6 +244,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	d.add("the memory", memory.Close)
 	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Sessions: store, Log: d.log}
 	flushSidecars(ctx, mem, d.log)
+	hosts.Memory = mem
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
 		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect, Network: set.Tools.SandboxNetwork}, env)
