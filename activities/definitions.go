@@ -118,6 +118,8 @@ func (a *Ceremony) ListDefinitions(_ context.Context, _ workflows.ListDefinition
 // startsBuiltIn says what runs one of axlrd's own definitions.
 func startsBuiltIn(d ceremonies.Definition) string {
 	switch {
+	case d.Record:
+		return "every session (its record)"
 	case d.Job:
 		return "/" + d.Mode + " jobs"
 	case d.Plan:

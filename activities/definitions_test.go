@@ -82,7 +82,7 @@ func TestPublishDefinition(t *testing.T) {
 	for _, d := range list {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, " "); got != "axlr_debug axlr_delivery axlr_incident axlr_repair axlr_improve axlr_plan axlr_task axlr_sync team_note" {
+	if got := strings.Join(names, " "); got != "axlr_debug axlr_delivery axlr_incident axlr_repair axlr_improve axlr_plan axlr_task axlr_sync axlr_session team_note" {
 		t.Fatalf("listed %s", got)
 	}
 	debug, mine := list[0], list[len(list)-1]

@@ -57,6 +57,9 @@ type Definition struct {
 	// Plan: a plan's workflows start it (ForPlan), never a session's
 	// --mode nor a job's workflow: Modes, ForMode and ForJob leave it out.
 	Plan bool
+	// Record: axlrd keeps it as the record of every session a person
+	// drives (axlr_session, Session); no mode, job or plan starts it.
+	Record bool
 	// Standard: it runs under the standard profile whatever the settings
 	// choose, as a job's does (its steps have no compact instruction).
 	Standard bool
@@ -90,7 +93,25 @@ var definitions = []Definition{
 		Digest: "6c30eb77518923d3760a51867346df053cc02131fc9efe2b24a6b6e16fb2d64f"},
 	{Name: "axlr_sync", Version: "1.0", Mode: PartSync, File: "axlr_sync-1.0.yaml", Cancel: true, Plan: true,
 		Digest: "ecf08ff0842147c099534bda72ae2dc4bbb05982d4067033be575a0cbc7ca280"},
+	{Name: SessionRecord, Version: SessionRecordVersion, File: "axlr_session-1.0.yaml", Cancel: true, Record: true,
+		Digest: "52fb5d8abc9afb030c29391930daa0e30678cd04bcb4d83a7f23215cab256011"},
 }
+
+// The session record: every session a person drives is an instance of it,
+// axlr-session-<session id> (then -2, -3… past its turn step's 1,000
+// rounds), which axlrd alone drives.
+const (
+	SessionRecord        = "axlr_session"
+	SessionRecordVersion = "1.0"
+	// SessionTurnStep is its one step, a turn, repeating inside OPEN.
+	SessionTurnStep = "turn"
+	// SessionTurns is how many turns one instance holds (the step's
+	// max_iterations).
+	SessionTurns = 1000
+	// Its triggers: closed (after the closing turn) and abandoned.
+	SessionClosed    = "closed"
+	SessionAbandoned = "abandoned"
+)
 
 // Cancellable reports whether a definition's version has the cancel
 // trigger.
@@ -131,7 +152,7 @@ func ForPlan(part string) (Definition, bool) {
 
 func current(mode string, job, plan bool) (Definition, bool) {
 	for _, d := range definitions {
-		if d.Mode == mode && d.Job == job && d.Plan == plan && !d.Superseded {
+		if d.Mode == mode && d.Job == job && d.Plan == plan && !d.Superseded && !d.Record {
 			return d, true
 		}
 	}
@@ -143,7 +164,7 @@ func current(mode string, job, plan bool) (Definition, bool) {
 func Modes() []string {
 	var out []string
 	for _, d := range definitions {
-		if !d.Superseded && !d.Job && !d.Plan {
+		if !d.Superseded && !d.Job && !d.Plan && !d.Record {
 			out = append(out, d.Mode)
 		}
 	}

@@ -90,6 +90,7 @@ func TestStepsPinned(t *testing.T) {
 		"axlr_plan 1.0":     "aaa09d2326ff9da0d4145bc02a863f051bcde70e294cd78fb53cd756ebb761e1",
 		"axlr_task 1.0":     "0c74fd056319f5119a0a0c2a093818354d148a42bf58e6bea8afc832b3c36b5a",
 		"axlr_sync 1.0":     "5b43b14eba9c12a7e49b680edde38e8ca97fd018a28ee18a8e88088cb87e7dce",
+		"axlr_session 1.0":  "8299537fd624445548579b398ee0c5076804aec45e9258fb921bbf3aa4eeeb80",
 	}
 	for key, list := range steps {
 		b, err := json.Marshal(list)

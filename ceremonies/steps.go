@@ -333,12 +333,35 @@ func jobConsole(decision Field) []Step {
 	}
 }
 
+// What AXLR records at each turn of a session's record (axlr_session
+// 1.0): the turn's record as the seed lists it. Effects and decisions are
+// lists of {tool, what, why, status, decision, exit_code, tail}.
+var sessionTurn = Step{ID: SessionTurnStep, Console: true, Records: []Field{
+	{Name: "turn", Type: Int, Description: "The turn's number in the session, from 1."},
+	{Name: "prompt", Type: Text, Description: "The person's prompt, at most 500 bytes."},
+	{Name: "answer", Type: Text, Description: "The model's answer to the person, at most 500 bytes."},
+	{Name: "side_effects", Type: Text, Description: "Each file written, command run and external call, with its why, its decision, its outcome and, for a command, its exit code and the redacted tail of its output."},
+	{Name: "decisions", Type: Text, Description: "Each decision on a call (approve, auto_approve, deny) with its outcome (completed, failed, denied, cancelled, rejected, over_budget)."},
+	{Name: "memories", Type: TextList, Description: "The refs of the memories the turn recorded."},
+	{Name: "reads", Type: Int, Description: "How many reads the turn made."},
+	{Name: "mode", Type: Text, Description: "The work mode the turn ran in."},
+	{Name: "model", Type: Text, Description: "The model."},
+	{Name: "about", Type: Text, Description: "The workspace's memory about."},
+	{Name: "status", Type: Text, Description: "How the turn's execution ended, or interrupted."},
+	{Name: "requests", Type: Int, Description: "The turn's model requests."},
+	{Name: "cost_usd", Type: Text, Description: "The turn's cost, and its share of the session's requests and cost."},
+	{Name: "interrupted", Type: Bool, Description: "true for a turn whose end was never recorded: completed at the next prompt."},
+	{Name: "closing", Type: Bool, Description: "true for the closing turn, which carries summary."},
+	{Name: "summary", Type: Text, Description: "The session's summary, on the closing turn."},
+}}
+
 // steps are the driver's view of each pinned definition's steps, by name
 // and version. A version's steps never change once it is published: the
 // runs in flight read them, and TestStepsPinned holds their digests. A
 // change is a new version with its own entry, beside the old one for as
 // long as runs of it may be in flight.
 var steps = map[string][]Step{
+	"axlr_session 1.0": {sessionTurn},
 	"axlr_debug 2.0": {
 		{ID: "reproduce", Fields: []Field{fCheck, fExpected, fObserved, fRepro},
 			Requires: [][]string{{"check_command", "expected", "observed"}, {"reproducible", "observed"}},

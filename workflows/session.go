@@ -242,14 +242,19 @@ type SessionState struct {
 	// prompt that sets another mode forgets it.
 	Chosen string `json:"chosen,omitempty"`
 	// Turns counts the prompts the session ran since memory: each
-	// turn's memory key and session record names it.
+	// turn's memory key names it.
 	Turns int `json:"turns,omitempty"`
+	// Record is where the session's record (axlr_session) stands;
+	// RecordTurn the execution that began its claimed turn.
+	Record     SessionRecord `json:"record,omitzero"`
+	RecordTurn string        `json:"record_turn,omitempty"`
 }
 
 type queuedRequest struct {
 	Execute *ExecuteRequest      `json:"execute,omitempty"`
 	Decide  *DecideRequest       `json:"decide,omitempty"`
 	Stop    *StopCeremonyRequest `json:"stop,omitempty"`
+	Close   *CloseSessionRequest `json:"close,omitempty"`
 }
 
 // BeginTurnInput opens the session if needed and appends the prompt.
@@ -628,6 +633,13 @@ func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: s.validateStopCeremony}); err != nil {
 		return fmt.Errorf("register %s: %w", UpdateStopCeremony, err)
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCloseSession, s.closeSession,
+		workflow.UpdateHandlerOptions{Validator: s.validateClose}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdateCloseSession, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QuerySessionRecord, func() (SessionRecord, error) { return s.st.Record, nil }); err != nil {
+		return fmt.Errorf("register %s: %w", QuerySessionRecord, err)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, s.progress); err != nil {
 		return fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
@@ -943,6 +955,8 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 		err = s.resume(turnCtx, q.Decide)
 	case q.Stop != nil:
 		err = s.stop(turnCtx, q.Stop)
+	case q.Close != nil:
+		err = s.close(turnCtx, q.Close)
 	default:
 		err = errors.New("empty request")
 	}
@@ -953,6 +967,10 @@ func (s *sessionRun) runExecution(ctx workflow.Context, q *queuedRequest) {
 	s.finish(ctx, status, msg)
 	if q.Execute != nil || q.Decide != nil {
 		s.recordTurn(ctx, ex, s.st.Mode)
+		s.endTurn(ctx, ex, false, "")
+	}
+	if q.Close != nil && s.st.Record.Claimed {
+		s.endTurn(ctx, ex, true, s.closingSummary(q.Close.Reason))
 	}
 	s.st.Recent = append(s.st.Recent, *ex)
 	if len(s.st.Recent) > maxRecent {
@@ -997,6 +1015,9 @@ func (s *sessionRun) begin(ctx workflow.Context, req *ExecuteRequest) error {
 		Mode:        mode,
 	}); err != nil {
 		return err
+	}
+	if req.Prompt != "" {
+		s.claimTurn(ctx, req.ExecutionID)
 	}
 	if err := s.driver.StopNote(ctx); err != nil {
 		return err
