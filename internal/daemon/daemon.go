@@ -245,6 +245,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Sessions: store, Log: d.log}
 	flushSidecars(ctx, mem, d.log)
 	hosts.Memory = mem
+	endAbandoned(ctx, engine, store, set.Daemon.AbandonAfter(), time.Now(), d.log)
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
 		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect, Network: set.Tools.SandboxNetwork}, env)

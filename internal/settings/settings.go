@@ -349,6 +349,17 @@ type Daemon struct {
 	// SQLiteSync is the embedded database's synchronous mode: normal or
 	// full (see axlrd --sqlite-sync).
 	SQLiteSync string `json:"sqlite_sync,omitempty"`
+	// AbandonHours is how long a session's record stays open without a
+	// prompt before axlrd's start ends it as abandoned (0: 168, a week).
+	AbandonHours int `json:"abandon_hours,omitempty"`
+}
+
+// DefaultAbandonHours is daemon.abandon_hours when settings name none.
+const DefaultAbandonHours = 168
+
+// AbandonAfter returns daemon.abandon_hours as a duration.
+func (d Daemon) AbandonAfter() time.Duration {
+	return time.Duration(cmp.Or(d.AbandonHours, DefaultAbandonHours)) * time.Hour
 }
 
 // DefaultAlwaysAsk is the destructive list when settings name none.
