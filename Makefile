@@ -35,9 +35,11 @@ test: vet
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	$(GO) test -p 1 -count=1 -timeout 20m $(SERVER_PKGS)
 
-## bench: orchestration benchmarks on the embedded server, and the sandbox's cost
+## bench: orchestration benchmarks on the embedded server, the sandbox's cost, memory and the session record
 bench:
 	$(GO) test -run '^$$' -bench 'Benchmark(Noop|ModelRequest|ReadToolCall|HistoryBytes|CeremonyStep)' -benchtime 200x ./internal/e2e/
 	$(GO) test -run '^$$' -bench 'BenchmarkRestartToRetry' -benchtime 5x ./internal/e2e/
 	$(GO) test -run '^$$' -bench 'BenchmarkThousandSessions' -benchtime 1x ./internal/e2e/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecTrue' -benchtime 300x ./cmd/axlrd/
+	$(GO) test -run '^$$' -bench 'Benchmark(Wake|Write)$$' -benchtime 300x ./kmp/embedded/
+	$(GO) test -run '^$$' -bench 'BenchmarkTurnRecord' -benchtime 200x ./activities/

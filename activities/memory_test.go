@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/underpass-ai/axlr/agent"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/kmp/embedded"
+	madeembedded "github.com/underpass-ai/axlr/made/embedded"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -186,7 +189,7 @@ func TestMemoryRead(t *testing.T) {
 
 // turnLog writes a turn into a session log: the prompt, a response that
 // reads, writes and runs a command (exit 1), their results, the answer.
-func turnLog(t *testing.T, store *session.Store, id, exec string, effects bool) {
+func turnLog(t testing.TB, store *session.Store, id, exec string, effects bool) {
 	t.Helper()
 	log, err := store.Create(id)
 	if err != nil {
@@ -309,5 +312,53 @@ func TestMemoryTools(t *testing.T) {
 	l, err := m.Store.List(ctx, kmp.ListRequest{About: about})
 	if err != nil || len(l.Entries) != 1 {
 		t.Fatalf("memory holds %+v (%v), want the one memory", l.Entries, err)
+	}
+}
+
+// BenchmarkTurnRecord measures what a turn's record adds to a turn: the
+// claim of the session record's turn, its completion with the turn's
+// record read from the log, and the turn's memory entry, on the embedded
+// MADE and memory, as the local activities run them.
+func BenchmarkTurnRecord(b *testing.B) {
+	ctx := context.Background()
+	store, err := session.Open(b.TempDir(), session.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	e, err := madeembedded.Open(b.TempDir(), madeembedded.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	def, _ := ceremonies.Lookup(ceremonies.SessionRecord, ceremonies.SessionRecordVersion)
+	if _, err := PublishPinned(ctx, e, def); err != nil {
+		b.Fatal(err)
+	}
+	mem, err := embedded.Open(b.TempDir(), embedded.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { mem.Close() })
+	cer := &Ceremony{Made: e, Store: store, Owner: "bench", Log: zerolog.Nop()}
+	m := &Memory{Store: mem, Sidecars: b.TempDir(), Sessions: store, Log: zerolog.Nop()}
+	sid := "0b5e9c1e-2f7d-4a7b-9e58-1d2c3b4a5f60"
+	turnLog(b, store, sid, "exec-1", true)
+	var rec workflows.SessionRecord
+	b.ResetTimer()
+	for i := range b.N {
+		res, _ := cer.SessionTurn(ctx, workflows.SessionTurnInput{SessionID: sid, Workspace: "/w", Record: rec})
+		if !res.Record.Claimed {
+			b.Fatalf("turn %d not claimed: %s", i, res.Record.Note)
+		}
+		if _, err := m.RecordTurn(ctx, workflows.RecordTurnInput{SessionID: sid, Sessions: []string{sid}, ExecutionID: "exec-1",
+			Key: fmt.Sprintf("bench:turn:%d", i), About: "ws:" + sid, Turn: i + 1}); err != nil {
+			b.Fatal(err)
+		}
+		end, _ := cer.SessionTurnEnd(ctx, workflows.SessionTurnEndInput{SessionID: sid, Sessions: []string{sid}, ExecutionID: "exec-1",
+			Record: res.Record, Status: "completed"})
+		if end.Record.Note != "" {
+			b.Fatal(end.Record.Note)
+		}
+		rec = end.Record
 	}
 }
