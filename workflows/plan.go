@@ -278,7 +278,12 @@ func (p *planRun) run(ctx workflow.Context) error {
 			inputs["planner_model"] = r.PlannerModel
 		}
 		def, _ := ceremonies.ForPlan(ceremonies.PartPlan)
-		if err := p.driver.Open(ctx, def.Name, def.Version, Opening{InstanceID: p.st.Instance, Brief: r.Brief, Inputs: inputs, Execution: r.ID}, nil); err != nil {
+		mem, recall, err := p.wakePlan(ctx)
+		if err != nil {
+			return err
+		}
+		if err := p.driver.Open(ctx, def.Name, def.Version, Opening{InstanceID: p.st.Instance, Brief: r.Brief, Inputs: inputs, Execution: r.ID,
+			Memory: mem, Recall: recall}, nil); err != nil {
 			return err
 		}
 	}
@@ -292,6 +297,7 @@ func (p *planRun) run(ctx workflow.Context) error {
 		st, ok := p.driver.ConsoleStep()
 		if !ok {
 			p.ended(ctx)
+			p.rememberOutcome(ctx)
 			return nil
 		}
 		if err := p.console(ctx, st.ID); err != nil {
@@ -559,6 +565,13 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	if notes := plans.NotesText(plans.NotesFor(p.st.TaskNotes, id)); notes != "" {
 		prompt += "\n" + notes
 	}
+	recall, err := p.wakeTask(ctx, spec.Goal)
+	if err != nil {
+		return err
+	}
+	if recall != "" {
+		prompt += "\n\n" + recall
+	}
 	in := p.workerInput(ctx, spec, wave, 0, prompt)
 	p.st.Where = fmt.Sprintf("running task %s of wave %d", id, wave)
 	t.Status, t.Session, t.Reason = plans.TaskRunning, in.SessionID, ""
@@ -589,6 +602,7 @@ func (p *planRun) runTask(ctx workflow.Context, wave int, id string) error {
 	t.Restored, t.Created = unionOf(t.Restored, res.Restored), unionOf(t.Created, res.Created)
 	p.st.Handbacks[id] = res
 	p.keepNotes(id, res.Notes)
+	p.rememberHandback(ctx, wave, id, res)
 	if t.Status != plans.TaskDone {
 		r.SkipDependents()
 	}
@@ -706,6 +720,7 @@ func (p *planRun) syncWave(ctx workflow.Context, wave int) error {
 		st, ok := p.syncer.ConsoleStep()
 		if !ok {
 			p.st.Synced = append(p.st.Synced, wave)
+			p.rememberSync(ctx, wave)
 			return nil
 		}
 		var recorded map[string]any

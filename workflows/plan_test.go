@@ -23,6 +23,7 @@ import (
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/definition"
 	"github.com/underpass-ai/axlr/made/embedded"
+	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/plans"
 )
 
@@ -398,13 +399,14 @@ type planHarness struct {
 	made     *planMADE
 	verifier *planVerifier
 	workers  *planWorkers
+	memory   *fakeMemory
 	input    PlanInput
 }
 
 const planID = "add-max-and-0a1b2c"
 
 func newPlanHarness(t *testing.T, model []reply, decompositions ...plans.Decomposition) *planHarness {
-	h := &planHarness{t: t, acts: newScripted(model...), made: newPlanMADE(t),
+	h := &planHarness{t: t, acts: newScripted(model...), made: newPlanMADE(t), memory: &fakeMemory{},
 		verifier: &planVerifier{plans: decompositions, fsys: planWorkspace},
 		workers:  &planWorkers{results: map[string]PlanTaskResult{}, hold: map[string]bool{}, cancelled: map[string]PlanTaskResult{}}}
 	h.env = h.NewTestWorkflowEnvironment()
@@ -413,6 +415,7 @@ func newPlanHarness(t *testing.T, model []reply, decompositions ...plans.Decompo
 	h.env.RegisterActivityWithOptions(h.acts, activity.RegisterOptions{Name: "session."})
 	h.env.RegisterActivityWithOptions(h.made, activity.RegisterOptions{Name: "ceremony."})
 	h.env.RegisterActivityWithOptions(h.verifier, activity.RegisterOptions{Name: "plan."})
+	h.env.RegisterActivityWithOptions(h.memory, activity.RegisterOptions{Name: "memory."})
 	created := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	h.env.SetStartTime(created)
 	h.input = PlanInput{
@@ -539,6 +542,29 @@ func TestPlanDone(t *testing.T) {
 	if !strings.Contains(notes, "[AXLR] Verification round 1 of 3 found defects in the plan.") ||
 		!strings.Contains(notes, "- tasks add-max and docs: both change calc/max.go in wave 1; give it to one of them or order them with depends_on") {
 		t.Fatalf("planner notes:\n%s", notes)
+	}
+	// Memory: a wake for the plan's brief and one for each task's goal;
+	// each hand-back, each wave's sync and the outcome recorded.
+	var intents []string
+	for _, w := range h.memory.wakes {
+		intents = append(intents, w.Intent)
+	}
+	if len(intents) != 4 || intents[0] != "Add max and use it in main" {
+		t.Fatalf("wakes for %q", intents)
+	}
+	var keys []string
+	for _, w := range h.memory.written() {
+		keys = append(keys, strings.TrimPrefix(w.IdempotencyKey, "default-test-workflow-id:"))
+		if w.Labels["plan"][0] != planID {
+			t.Fatalf("write %s labels %v", w.IdempotencyKey, w.Labels)
+		}
+	}
+	if got := strings.Join(keys, " "); got != "task-add-max:1 task-docs:1 sync-1:1 task-use-max:1 sync-2:1 outcome:1" {
+		t.Fatalf("plan memory writes %s", got)
+	}
+	if out := h.memory.written()[5].Memories[0]; out.Kind != kmp.KindSuccessPath || !strings.Contains(out.Summary, "3 of 3 tasks done") ||
+		!strings.Contains(h.memory.written()[0].Memories[0].Evidence, "note to use-max: calc.Max(a, b int) int exists") {
+		t.Fatalf("outcome %+v, first hand-back %+v", out, h.memory.written()[0].Memories[0])
 	}
 	if got := h.made.instanceTriggers("axlr-" + planID + "-1"); !slices.Equal(got, []string{"decomposed defects_found decomposed verified approved done"}) {
 		t.Fatalf("plan triggers %q", got)
