@@ -20,10 +20,10 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/definition"
 	"github.com/underpass-ai/axlr/made/embedded"
-	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/plans"
 )
 
