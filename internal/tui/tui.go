@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -49,6 +50,7 @@ type Client interface {
 	StopCeremony(ctx context.Context, sessionID string, req workflows.StopCeremonyRequest) (client.Execution, error)
 	Definitions(ctx context.Context) ([]workflows.DefinitionSummary, error)
 	PublishDefinition(ctx context.Context, yaml []byte) (workflows.PublishDefinitionResult, error)
+	CloseSession(ctx context.Context, sessionID, reason string) (client.Execution, error)
 }
 
 var _ Client = (*client.Client)(nil)
@@ -124,6 +126,10 @@ type Model struct {
 	palette bool
 	// offered are the waits whose card opened on its own, each once.
 	offered map[string]bool
+	// farewell is how the close of the session /exit left went, which Run
+	// says on stderr once the alternate screen, and the transcript with
+	// it, is gone.
+	farewell string
 }
 
 // New returns the root model at 80×24 until the terminal says its size.
@@ -152,7 +158,7 @@ func welcome(root string) string {
 		where = " in " + root
 	}
 	return "prompts run" + where + ". Enter sends, Shift+Enter a new line, /… a command (/debug, /review, /approve, /repair, /plan, /jobs…); " +
-		"Esc, then J jobs, P plans, S sessions, H history; Ctrl+C leaves."
+		"Esc, then J jobs, P plans, S sessions, H history; /new starts a new session and /exit leaves, each closing this one; Ctrl+C leaves."
 }
 
 // body is the size left above the footer.
@@ -166,7 +172,11 @@ func (m Model) body() common.Common {
 // footer: its job, its plan, reconnecting.
 func (m Model) Init() tea.Cmd { return tea.Batch(m.jobs.Init(), m.plans.Init()) }
 
-type eventMsg struct{ msg tea.Msg }
+// eventMsg is a message of a watch; from is its channel (nil: a test's).
+type eventMsg struct {
+	msg  tea.Msg
+	from chan tea.Msg
+}
 
 // watcher hands Watch's events to the program; a send gives up once ctx
 // ends, so a watch outliving the program does not block.
@@ -191,6 +201,8 @@ type linkMsg struct{ down bool }
 type resultMsg struct {
 	res *contract.Result
 	err error
+	// from is the watch's channel, as eventMsg's.
+	from chan tea.Msg
 }
 
 type startedMsg struct {
@@ -233,6 +245,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events = make(chan tea.Msg, 64)
 		return m, tea.Batch(m.watch(ex, m.events), next(m.events))
 	case eventMsg:
+		if m.stale(msg.from) {
+			// The watch of a session the person left: drained, not shown.
+			return m, next(msg.from)
+		}
 		if ev, ok := msg.msg.(session.EventMsg); ok {
 			m = m.follow(ev.Event)
 			if ev.Event.Type == contract.EventFailed {
@@ -248,6 +264,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m.note(msg.text)
 	case resultMsg:
+		if m.stale(msg.from) {
+			return m, nil
+		}
 		m.running = nil
 		if msg.err != nil {
 			return m.note("watch: " + msg.err.Error())
@@ -280,7 +299,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.decide(msg)
 	case sessions.PickedMsg:
 		m.view = sessionView
+		if m.sessionID != "" && msg.SessionID != m.sessionID {
+			return m, m.leave(closedMsg{then: switching, picked: msg.SessionID}, "the person switched to session "+msg.SessionID)
+		}
 		return m, m.resume(msg.SessionID)
+	case closedMsg:
+		return m.closed(msg)
 	case resumedMsg:
 		return m.resumed(msg)
 	case jobs.RecordsMsg:
@@ -442,7 +466,9 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k.String() {
 	case "ctrl+c":
 		// As in --exec: the first interrupts the running execution, the
-		// second (or one with nothing running) leaves.
+		// second (or one with nothing running) leaves. It does not close
+		// the session, as a crash would not: its next prompt records the
+		// turn left open as interrupted.
 		if m.running != nil && !m.interrupt {
 			m.interrupt = true
 			ex := *m.running
@@ -546,6 +572,16 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 		m.history.SetSession(m.sessionID)
 		m.view = historyView
 		return m, m.history.Refresh()
+	case "/exit":
+		if m.sessionID == "" {
+			return m, tea.Quit
+		}
+		return m, m.leave(closedMsg{then: quitting}, "the person left with /exit")
+	case "/new":
+		if m.sessionID == "" {
+			return m.note("no session yet: the next prompt starts one")
+		}
+		return m, m.leave(closedMsg{then: renewing}, "the person started a new session with /new")
 	case "/stop-ceremony", "/parar":
 		if m.sessionID == "" || m.instance == "" {
 			return m.note("no ceremony runs in this session: /debug or /delivery starts one")
@@ -562,6 +598,83 @@ func (m Model) slash(s session.SlashMsg) (tea.Model, tea.Cmd) {
 	}
 	return m.note("no such command: " + s.Command)
 }
+
+// closeTimeout bounds the close of the session the person leaves: axlrd
+// admits one at once, and one it does not answer must not hold the TUI.
+const closeTimeout = 10 * time.Second
+
+// leaving is what the TUI does once the session it leaves is closed.
+type leaving int
+
+const (
+	// quitting: /exit, the TUI ends.
+	quitting leaving = iota
+	// renewing: /new, the next prompt starts a new session.
+	renewing
+	// switching: the picker, prompts go to the session picked.
+	switching
+)
+
+// closedMsg is how the close of the session the person left went, and
+// what the TUI does next.
+type closedMsg struct {
+	session string
+	err     error
+	then    leaving
+	// picked is the session switching goes to.
+	picked string
+}
+
+// leave closes the session prompts go to (its record's closing turn, for
+// reason), then hands the TUI c with how it went. A close axlrd does not
+// answer in closeTimeout is a failed one.
+func (m Model) leave(c closedMsg, reason string) tea.Cmd {
+	c.session = m.sessionID
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(m.ctx, closeTimeout)
+		defer cancel()
+		_, c.err = m.client.CloseSession(ctx, c.session, reason)
+		if c.err != nil && ctx.Err() != nil && m.ctx.Err() == nil {
+			c.err = fmt.Errorf("axlrd did not answer in %s", closeTimeout)
+		}
+		return c
+	}
+}
+
+// closed notes how the close went, then leaves whatever it did: /exit
+// quits, /new leaves the TUI on no session, so the next prompt starts
+// one, and the picker resumes the session picked.
+func (m Model) closed(c closedMsg) (tea.Model, tea.Cmd) {
+	text := "session " + c.session + " closed: axlrd records its closing turn"
+	if c.err != nil {
+		text = "session " + c.session + " not closed: " + c.err.Error()
+	}
+	m, _ = m.note(text)
+	if c.then == quitting {
+		m.farewell = text
+		return m, tea.Quit
+	}
+	m = m.fresh()
+	if c.then == switching {
+		return m, m.resume(c.picked)
+	}
+	return m.note("a new session: the next prompt starts it")
+}
+
+// fresh is the TUI on no session, as New leaves it: the next prompt
+// starts one, with --mode. The watch of an execution that still runs in
+// the session left is drained and not shown (stale).
+func (m Model) fresh() Model {
+	m.sessionID, m.running, m.events, m.interrupt, m.told = "", nil, nil, false, ""
+	m.instance, m.footer.State.Step, m.footer.State.StepAttempt, m.footer.State.StepLimit, m.footer.State.Waiting = "", "", 0, 0, ""
+	m.mode, m.sent, m.sessionMode, m.chosen = "", "", "normal", ""
+	m.showMode()
+	return m
+}
+
+// stale reports whether from is the channel of a watch the TUI no longer
+// follows: one of a session the person left.
+func (m Model) stale(from chan tea.Msg) bool { return from != nil && from != m.events }
 
 type resumedMsg struct {
 	session string
@@ -687,9 +800,10 @@ func next(ch chan tea.Msg) tea.Cmd {
 	return func() tea.Msg {
 		msg := <-ch
 		if r, ok := msg.(resultMsg); ok {
+			r.from = ch
 			return r
 		}
-		return eventMsg{msg: msg}
+		return eventMsg{msg: msg, from: ch}
 	}
 }
 
@@ -722,9 +836,12 @@ func Run(ctx context.Context, c Client, opts Options) error {
 	if _, ok := os.LookupEnv("NO_COLOR"); ok {
 		opts.NoColor = true
 	}
-	_, err := tea.NewProgram(New(ctx, c, opts), tea.WithContext(ctx)).Run()
+	final, err := tea.NewProgram(New(ctx, c, opts), tea.WithContext(ctx)).Run()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("terminal UI: %w", err)
+	}
+	if m, ok := final.(Model); ok && m.farewell != "" {
+		fmt.Fprintln(os.Stderr, "axlr-tui:", m.farewell)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ type fakeClient struct {
 	// launched are the jobs asked for; launchErr refuses them.
 	launched  []workflows.LaunchRequest
 	launchErr error
+	// closeErr, when set, is what CloseSession answers.
+	closeErr error
 }
 
 func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) {
@@ -135,6 +137,16 @@ func (f *fakeClient) Result(_ context.Context, id string) (*contract.Result, err
 func (f *fakeClient) PlanTaskStep(_ context.Context, plan, task string) (workflows.TaskStep, error) {
 	f.calls = append(f.calls, "step "+plan+" "+task)
 	return workflows.TaskStep{Plan: plan, Task: task, Step: "green", Iteration: 1, Limit: 3}, nil
+}
+func (f *fakeClient) CloseSession(ctx context.Context, id, reason string) (client.Execution, error) {
+	f.calls = append(f.calls, "close "+id+": "+reason)
+	if _, ok := ctx.Deadline(); !ok {
+		return client.Execution{}, errors.New("a close without a deadline could hold the TUI")
+	}
+	if f.closeErr != nil {
+		return client.Execution{}, f.closeErr
+	}
+	return client.Execution{SessionID: id, ExecutionID: "x-close"}, nil
 }
 func (f *fakeClient) Interrupt(_ context.Context, ex client.Execution, _ string) error {
 	f.calls = append(f.calls, "interrupt "+ex.ExecutionID)

@@ -23,6 +23,7 @@ import (
 	"github.com/underpass-ai/axlr/internal/cmd/plans"
 	"github.com/underpass-ai/axlr/internal/cmd/queue"
 	"github.com/underpass-ai/axlr/internal/cmd/result"
+	"github.com/underpass-ai/axlr/internal/cmd/sessions"
 )
 
 const long = `axlr-tui runs work in axlrd and watches it (start axlrd with
@@ -81,6 +82,7 @@ func NewCmdRoot(f *factory.Factory) *cobra.Command {
 		plans.NewCmdPlans(f),
 		ceremonies.NewCmdCeremonies(f, nil),
 		memory.NewCmdMemory(f),
+		sessions.NewCmdSessions(f, nil),
 	)
 	return cmd
 }

@@ -20,7 +20,7 @@ import (
 
 // Commands are the slash commands the composer knows.
 var Commands = []string{"/debug", "/delivery", "/incident", "/repair", "/improve", "/plan", "/ceremony", "/normal", "/review", "/writer", "/research", "/approve",
-	"/jobs", "/plans", "/sessions", "/history", "/stop-ceremony", "/parar"}
+	"/jobs", "/plans", "/sessions", "/history", "/stop-ceremony", "/parar", "/new", "/exit"}
 
 // PromptMsg is a prompt the person sent.
 type PromptMsg struct{ Text string }

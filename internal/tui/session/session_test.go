@@ -22,6 +22,8 @@ func TestParse(t *testing.T) {
 		{"/jobs", SlashMsg{Command: "/jobs"}, ""},
 		{"/repair hello_probe fails", SlashMsg{Command: "/repair", Args: "hello_probe fails"}, ""},
 		{"/stop-ceremony", SlashMsg{Command: "/stop-ceremony"}, ""},
+		{"/new", SlashMsg{Command: "/new"}, ""},
+		{"/exit", SlashMsg{Command: "/exit"}, ""},
 		{"/nope", nil, "unknown command /nope: the commands are /debug"},
 	}
 	for _, tt := range tests {
