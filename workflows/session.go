@@ -248,6 +248,9 @@ type SessionState struct {
 	// RecordTurn the execution that began its claimed turn.
 	Record     SessionRecord `json:"record,omitzero"`
 	RecordTurn string        `json:"record_turn,omitempty"`
+	// RecordFrom is the session's usage when the claimed turn began:
+	// the turn's share is what it added.
+	RecordFrom contract.Usage `json:"record_from,omitzero"`
 }
 
 type queuedRequest struct {

@@ -170,8 +170,18 @@ func (s *sessionRun) claimTurn(ctx workflow.Context, executionID string) {
 	}
 	s.st.Record = res.Record
 	if res.Record.Claimed {
-		s.st.RecordTurn = executionID
+		s.st.RecordTurn, s.st.RecordFrom = executionID, s.usage()
 	}
+}
+
+// usage is the session's requests and cost so far, over its sessions.
+func (s *sessionRun) usage() contract.Usage {
+	var u contract.Usage
+	for _, l := range s.st.Ledgers {
+		u.Requests += l.Requests
+		u.CostUSD += l.CostUSD
+	}
+	return u
 }
 
 // endTurn completes the claimed turn once its execution ended without a
@@ -180,16 +190,14 @@ func (s *sessionRun) endTurn(ctx workflow.Context, ex *ExecutionState, closing b
 	if !s.st.Record.Claimed || ex == nil || ex.Result == nil || ex.Result.Status == contract.NeedsDecision && !closing {
 		return
 	}
+	total := s.usage()
 	in := SessionTurnEndInput{SessionID: s.recordID(), Sessions: slices.Clone(s.st.SessionIDs), ExecutionID: cmp.Or(s.st.RecordTurn, ex.ID),
 		Record: s.st.Record, Mode: cmp.Or(s.st.Mode, "normal"), Model: s.st.Model, Status: string(ex.Result.Status),
-		Requests: ex.Result.Usage.Requests, CostUSD: ex.Result.Usage.CostUSD, Closing: closing, Summary: summary}
+		Requests: total.Requests - s.st.RecordFrom.Requests, CostUSD: total.CostUSD - s.st.RecordFrom.CostUSD,
+		SessionRequests: total.Requests, SessionCostUSD: total.CostUSD, Closing: closing, Summary: summary}
 	if snap := s.st.Snapshot; snap != nil {
 		in.About = snap.About
 		in.Model = cmp.Or(snap.Model, in.Model)
-	}
-	for _, l := range s.st.Ledgers {
-		in.SessionRequests += l.Requests
-		in.SessionCostUSD += l.CostUSD
 	}
 	var res SessionTurnResult
 	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, SessionRecordOptions), ActivitySessionTurnEnd, in).Get(ctx, &res); err != nil {

@@ -77,10 +77,11 @@ func TestSessionRecord(t *testing.T) {
 	if e1["tool"] != "local_write" || e1["what"] != "CHANGELOG.md" || e1["why"] != "I will add the entry." || e1["decision"] != "auto_approve" || e1["status"] != "completed" {
 		t.Fatalf("first turn's side effect %+v", e1)
 	}
-	if second["prompt"] != "Thanks." || second["answer"] != "You are welcome." || len(second["side_effects"].([]any)) != 0 {
+	if second["prompt"] != "Thanks." || second["answer"] != "You are welcome." || len(second["side_effects"].([]any)) != 0 ||
+		second["requests"] != float64(1) || second["share"].(map[string]any)["session_requests"] != float64(3) {
 		t.Fatalf("second turn %+v", second)
 	}
-	if closing["closing"] != true || !strings.HasPrefix(closing["summary"].(string), "2 turns; closed: the test leaves; the last answer: You are welcome.") {
+	if closing["closing"] != true || closing["requests"] != float64(0) || !strings.HasPrefix(closing["summary"].(string), "2 turns; closed: the test leaves; the last answer: You are welcome.") {
 		t.Fatalf("closing turn %+v", closing)
 	}
 	for i, tr := range turns {
