@@ -157,6 +157,7 @@ func TestPlanFromTheCommandLine(t *testing.T) {
 		t.Fatalf("plans: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_two_waves")
+	captureWorkflow(t, e, workflows.PlanWorkflowID(id), "plan_memory")
 	captureWorkflow(t, e, workflows.PlanTaskWorkflowID(id, "add-double", 0), "plan_task")
 }
 

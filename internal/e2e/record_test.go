@@ -93,6 +93,7 @@ func TestSessionRecord(t *testing.T) {
 	if show.code != 0 || !strings.Contains(show.stdout, "CHANGELOG.md") || !strings.Contains(show.stdout, "You are welcome.") {
 		t.Fatalf("sessions show: exit %d\n%s\n%s", show.code, show.stdout, show.stderr)
 	}
+	captureWorkflow(t, e, workflows.SessionWorkflowID(sid), "session_record")
 	d.stop()
 	m, err := embedded.Open(filepath.Join(e.stateDir, "made"), embedded.Options{})
 	if err != nil {
