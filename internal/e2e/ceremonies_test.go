@@ -66,12 +66,12 @@ func TestCeremoniesPublish(t *testing.T) {
 		t.Fatalf("list: %d %q %q %v", r.code, r.stdout, r.stderr, err)
 	}
 	last := defs[len(defs)-1]
-	if len(defs) != 9 || !defs[0].BuiltIn || last.Name != "team_note" || last.Starts != "/ceremony team_note" || last.BuiltIn {
+	if len(defs) != 10 || !defs[0].BuiltIn || last.Name != "team_note" || last.Starts != "/ceremony team_note" || last.BuiltIn {
 		t.Fatalf("listed %+v", defs)
 	}
 	r = e.tui(ctx, "ceremonies")
 	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if r.code != 0 || len(rows) != 10 || strings.Join(strings.Fields(rows[9]), " ") != "team_note 1.0 /ceremony team_note Draft a change note, then have a person approve it." {
+	if r.code != 0 || len(rows) != 11 || strings.Join(strings.Fields(rows[10]), " ") != "team_note 1.0 /ceremony team_note Draft a change note, then have a person approve it." {
 		t.Fatalf("list: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/made"
 	"github.com/underpass-ai/axlr/made/embedded"
@@ -304,8 +305,9 @@ func madeInstance(t *testing.T, e *env, id string) made.Instance {
 	return inst
 }
 
-// madeInstances lists the ids of the instances in the embedded MADE
-// store of a stopped daemon.
+// madeInstances lists the ids of the ceremonies' instances in the
+// embedded MADE store of a stopped daemon: the sessions' records
+// (axlr_session) are left out.
 func madeInstances(t *testing.T, e *env) []string {
 	t.Helper()
 	eng, err := embedded.Open(filepath.Join(e.stateDir, "made"), embedded.Options{})
@@ -319,6 +321,9 @@ func madeInstances(t *testing.T, e *env) []string {
 	}
 	var ids []string
 	for _, en := range entries {
+		if en.Instance != nil && en.Instance.DefinitionName == ceremonies.SessionRecord {
+			continue // a session's record (TestSessionRecord)
+		}
 		ids = append(ids, en.CeremonyID)
 	}
 	return ids
