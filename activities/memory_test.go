@@ -362,3 +362,20 @@ func BenchmarkTurnRecord(b *testing.B) {
 		rec = end.Record
 	}
 }
+
+// A decision's reason rides on its evidence line.
+func TestTurnActionEvidence(t *testing.T) {
+	exit := 1
+	for _, c := range []struct {
+		a    turnAction
+		want string
+	}{
+		{turnAction{Effect: effectCommand, What: "go test ./...", Status: contract.CallCompleted, Decision: contract.AutoApprove, ExitCode: &exit}, "ran go test ./... (completed, auto_approve, exit 1)"},
+		{turnAction{Effect: effectCommand, What: "rm -rf build", Status: contract.CallDenied, Decision: contract.Deny, Reason: "denied: keep the build"}, "ran rm -rf build (denied, deny): denied: keep the build"},
+		{turnAction{Effect: effectExternal, What: "https://example.com", Status: contract.CallFailed, Reason: "timeout"}, "called https://example.com (failed): timeout"},
+	} {
+		if got := c.a.Evidence(); got != c.want {
+			t.Errorf("Evidence() = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -209,13 +209,20 @@ func turnRecord(f turnFacts, in workflows.SessionTurnEndInput, turn int) map[str
 		}
 		if a.Decision != "" {
 			e["decision"] = string(a.Decision)
-			decisions = append(decisions, map[string]any{"tool": a.Tool, "what": a.What, "decision": string(a.Decision), "outcome": string(a.Status)})
+			d := map[string]any{"tool": a.Tool, "what": a.What, "decision": string(a.Decision), "outcome": string(a.Status)}
+			if a.Reason != "" {
+				d["reason"] = a.Reason
+			}
+			decisions = append(decisions, d)
 		}
 		if a.ExitCode != nil {
 			e["exit_code"] = *a.ExitCode
 		}
 		if a.Tail != "" {
 			e["tail"] = a.Tail
+		}
+		if a.Reason != "" {
+			e["reason"] = a.Reason
 		}
 		effects = append(effects, e)
 	}

@@ -41,6 +41,9 @@ type turnAction struct {
 	Decision contract.Decision   `json:"decision,omitempty"`
 	ExitCode *int                `json:"exit_code,omitempty"`
 	Tail     string              `json:"tail,omitempty"`
+	// Reason is why a call that did not complete did not: the refusal,
+	// the person's denial, the error, as its result says.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Effects of an action.
@@ -103,6 +106,9 @@ func readTurn(logs []*session.Log, executionID string) (turnFacts, error) {
 				}
 				a := action(tool, c.args, m.Content)
 				a.Why, a.Status, a.Decision = c.why, d.Status, d.Decision
+				if d.Status != contract.CallCompleted {
+					a.Reason = oneLine(m.Content, recordWhyBytes)
+				}
 				if a.Effect == effectMemory {
 					f.Memories = append(f.Memories, rememberedRefs(m.Content)...)
 				}
@@ -196,7 +202,11 @@ func (a turnAction) Evidence() string {
 	if a.ExitCode != nil {
 		line += fmt.Sprintf(", exit %d", *a.ExitCode)
 	}
-	return line + ")"
+	line += ")"
+	if a.Reason != "" {
+		line += ": " + a.Reason
+	}
+	return line
 }
 
 // Summary counts the turn's actions by effect.

@@ -4,8 +4,9 @@
 //
 // Abouts, entries, relations, labels and the outcomes of writes (for
 // idempotency) are tables of their own. Its SQL is portable (numbered
-// parameters, ON CONFLICT, no SQLite functions) except the full-text
-// search, which a dialect holds, so the store can be pointed at another
+// parameters, ON CONFLICT, ids the store takes itself rather than
+// autoincrement, no SQLite functions) except the full-text search, which
+// a dialect holds, so the store can be pointed at another
 // database/sql driver. It speaks kmp-mcp's semantics: the same conformance
 // suite (kmptest) runs over it and over kmp-mcp.
 package embedded

@@ -57,7 +57,10 @@ func (s *Store) Write(ctx context.Context, req kmp.WriteRequest) (kmp.WriteResul
 	case !errors.Is(err, sql.ErrNoRows):
 		return kmp.WriteResult{}, failed("read the outcome of "+key, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO abouts (about) VALUES ($1) ON CONFLICT (about) DO NOTHING`, req.About); err != nil {
+	// Ids are the store's own (no autoincrement, which differs by
+	// database), taken inside the write's transaction.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO abouts (id, about) SELECT last.id + 1, $1 FROM (SELECT COALESCE(MAX(id), 0) AS id FROM abouts) last
+		WHERE NOT EXISTS (SELECT 1 FROM abouts WHERE about = $1)`, req.About); err != nil {
 		return kmp.WriteResult{}, failed("record about "+req.About, err)
 	}
 	aboutID, _, err := s.aboutID(ctx, tx, req.About)
