@@ -47,6 +47,11 @@ the defaults of its prompts. Off a terminal it prints this help.
   axlr-tui plans show|watch|approve|return|decline|recover ID
   axlr-tui ceremonies [--json]
   axlr-tui ceremonies publish FILE.yaml [--json]
+  axlr-tui memory wake ABOUT "<intent>" [--bytes N] [--json]
+  axlr-tui memory list ABOUT [--kind KIND] [--json]
+  axlr-tui memory show REF [--json]
+  axlr-tui sessions [--json]
+  axlr-tui sessions show|close ID
 
 The runtime contract's forms and the flags of earlier releases work as
 they did: --exec "<prompt>" is exec, --session ID --decide approve|deny
