@@ -122,6 +122,10 @@ type Daemon struct {
 	worker   worker.Worker
 	// lost are the attempts a dead axlrd left in the in-flight journal.
 	lost []inflightAttempt
+	// chores run beside the worker once axlrd is ready: they never hold
+	// the ready line, and Run's group waits for them before the parts
+	// they use close.
+	chores []func(context.Context)
 	// parts are what New opened beside the worker, in the order opened;
 	// Shutdown stops them in the reverse order.
 	parts []part
@@ -243,9 +247,13 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	}
 	d.add("the memory", memory.Close)
 	mem := &activities.Memory{Store: memory, Sidecars: filepath.Join(o.StateDir, "memory", "sidecar"), Sessions: store, Log: d.log}
-	flushSidecars(ctx, mem, d.log)
 	hosts.Memory = mem
-	endAbandoned(ctx, engine, store, set.Daemon.AbandonAfter(), time.Now(), d.log)
+	// After the ready line, beside the worker: what the sidecars kept
+	// while memory was down, and the records of abandoned sessions.
+	abandonAfter := set.Daemon.AbandonAfter()
+	d.chores = append(d.chores,
+		func(ctx context.Context) { flushSidecars(ctx, mem, d.log) },
+		func(ctx context.Context) { endAbandoned(ctx, engine, store, abandonAfter, time.Now(), d.log) })
 	env := tools.RestrictedEnv(o.Environ)
 	box, warning := tools.NewSandbox(tools.SandboxConfig{Mode: set.Tools.SandboxMode(), Read: set.Tools.SandboxRead,
 		Write: set.Tools.SandboxWrite, Connect: set.Tools.SandboxConnect, Network: set.Tools.SandboxNetwork}, env)
@@ -366,6 +374,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if len(d.lost) > 0 {
 		g.Go(func() error {
 			reapLost(gctx, d.temporal, d.info.Namespace, d.lost, d.log)
+			return nil
+		})
+	}
+	for _, chore := range d.chores {
+		g.Go(func() error {
+			chore(gctx)
 			return nil
 		})
 	}
