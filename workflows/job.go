@@ -313,20 +313,17 @@ func (j *jobRun) view() jobs.Record {
 }
 
 func lastCheck(c *CeremonyState) *jobs.Check {
-	for i := len(c.Records) - 1; i >= 0; i-- {
-		ch := c.Records[i].Check
-		if ch == nil || ch.Program == "" {
-			continue
-		}
-		cmd := ceremonies.CheckCommand{Program: ch.Program, Args: ch.Args}
-		lines := strings.Split(strings.TrimRight(ch.OutputTail, "\n"), "\n")
-		last := lines[len(lines)-1]
-		if ch.StartError != "" {
-			last = ch.StartError
-		}
-		return &jobs.Check{Command: cmd.String(), ExitCode: ch.ExitCode, LastLine: jobs.Bound(last, 200)}
+	ch := lastRun(c)
+	if ch == nil {
+		return nil
 	}
-	return nil
+	cmd := ceremonies.CheckCommand{Program: ch.Program, Args: ch.Args}
+	lines := strings.Split(strings.TrimRight(ch.OutputTail, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if ch.StartError != "" {
+		last = ch.StartError
+	}
+	return &jobs.Check{Command: cmd.String(), ExitCode: ch.ExitCode, LastLine: jobs.Bound(last, 200)}
 }
 
 func (j *jobRun) end(status jobs.Status, reason string) {
