@@ -68,7 +68,7 @@ func (j *jobRun) remember(ctx workflow.Context) error {
 		}
 	}
 	ev = append(ev, fmt.Sprintf("instance %s ended in %s", c.InstanceID, c.State))
-	mem := kmp.Memory{ID: "outcome", Kind: kind, Summary: bounded(summary, 1000), Evidence: strings.Join(ev, "\n")}
+	mem := kmp.Memory{ID: "outcome", Kind: kind, Summary: jobs.Bound(summary, 1000), Evidence: strings.Join(ev, "\n")}
 	if m.Cause != "" {
 		why := "how the work on this cause ended"
 		if kind == kmp.KindSuccessPath {

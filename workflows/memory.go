@@ -14,6 +14,7 @@ import (
 
 	"github.com/underpass-ai/axlr/ceremonies"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
 )
 
@@ -337,14 +338,14 @@ func (d *Driver) remember(ctx workflow.Context, hb *StepHandBack) error {
 		}
 		ev = appendField(ev, "evidence", t["evidence"])
 		ev = appendField(ev, "proposed fix", t["proposed_fix"])
-		mem = kmp.Memory{ID: "cause", Kind: kind, Summary: bounded(t["root_cause"], 1000), Evidence: strings.Join(ev, "\n"), ConnectTo: links}
+		mem = kmp.Memory{ID: "cause", Kind: kind, Summary: jobs.Bound(t["root_cause"], 1000), Evidence: strings.Join(ev, "\n"), ConnectTo: links}
 	case kmp.KindDecision:
 		ev := appendField(nil, "scope", t["scope"])
 		if rec := lastRun(cer); rec != nil {
 			ev = append(ev, "check (fails now, as it must): "+checkLine(*rec))
 		}
 		summary := "Improve: " + firstLine(m.Intent) + " — done when: " + t["criteria"]
-		mem = kmp.Memory{ID: "decision", Kind: kind, Summary: bounded(summary, 1000), Evidence: cmp.Or(strings.Join(ev, "\n"), "the brief step of "+cer.InstanceID), ConnectTo: links}
+		mem = kmp.Memory{ID: "decision", Kind: kind, Summary: jobs.Bound(summary, 1000), Evidence: cmp.Or(strings.Join(ev, "\n"), "the brief step of "+cer.InstanceID), ConnectTo: links}
 	}
 	res, err := d.writeMemory(ctx, kmp.WriteRequest{About: m.About, Actor: memoryActor, Labels: m.Labels,
 		IdempotencyKey: memoryKey(ctx, hb.Step.ID, hb.Iteration), Memories: []kmp.Memory{mem}})
@@ -389,19 +390,7 @@ func appendField(ev []string, name, text string) []string {
 	if strings.TrimSpace(text) == "" {
 		return ev
 	}
-	return append(ev, name+": "+bounded(text, 1000))
-}
-
-// bounded cuts s to at most n bytes on a rune boundary.
-func bounded(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return append(ev, name+": "+jobs.Bound(text, 1000))
 }
 
 // tail is the last n bytes of s.
@@ -419,5 +408,5 @@ func tail(s string, n int) string {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return bounded(s, 200)
+	return jobs.Bound(s, 200)
 }

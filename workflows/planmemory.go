@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
 	"github.com/underpass-ai/axlr/plans"
 )
@@ -63,10 +64,10 @@ func (p *planRun) rememberHandback(ctx workflow.Context, wave int, id string, re
 		ev = append(ev, "changed: "+strings.Join(res.Changed, ", "))
 	}
 	for _, n := range res.Notes {
-		ev = append(ev, fmt.Sprintf("note to %s: %s", n.To, bounded(n.Text, 300)))
+		ev = append(ev, fmt.Sprintf("note to %s: %s", n.To, jobs.Bound(n.Text, 300)))
 	}
 	if res.Reason != "" {
-		ev = append(ev, "reason: "+bounded(res.Reason, 300))
+		ev = append(ev, "reason: "+jobs.Bound(res.Reason, 300))
 	}
 	p.writePlanMemory(ctx, fmt.Sprintf("task-%s", id), kmp.KindObservation, summary, ev,
 		map[string][]string{"task": {id}, "wave": {fmt.Sprint(wave)}, "worker_session": {res.SessionID}}, "hand-back of "+id)
@@ -110,7 +111,7 @@ func (p *planRun) rememberOutcome(ctx workflow.Context) {
 			line += ": changed " + strings.Join(t.Changed, ", ")
 		}
 		if t.Reason != "" {
-			line += " (" + bounded(t.Reason, 200) + ")"
+			line += " (" + jobs.Bound(t.Reason, 200) + ")"
 		}
 		ev = append(ev, line)
 	}
@@ -120,7 +121,7 @@ func (p *planRun) rememberOutcome(ctx workflow.Context) {
 	}
 	summary := fmt.Sprintf("axlr_plan 1.0 ended %s: plan %s %s, %d of %d tasks done, for: %s", p.st.Ceremony.State, r.ID, r.Status, done, len(r.Tasks), firstLine(r.Brief))
 	if r.Reason != "" {
-		summary += " (" + bounded(r.Reason, 300) + ")"
+		summary += " (" + jobs.Bound(r.Reason, 300) + ")"
 	}
 	ev = append(ev, "instance "+p.st.Ceremony.InstanceID)
 	p.writePlanMemory(ctx, "outcome", kind, summary, ev, nil, "outcome")
@@ -139,7 +140,7 @@ func (p *planRun) writePlanMemory(ctx workflow.Context, step, kind, summary stri
 		}
 	}
 	res, err := p.driver.writeMemory(ctx, kmp.WriteRequest{About: m.About, Actor: memoryActor, Labels: labels,
-		IdempotencyKey: memoryKey(ctx, step, 1), Memories: []kmp.Memory{{ID: "memory", Kind: kind, Summary: bounded(summary, 1000), Evidence: strings.Join(ev, "\n")}}})
+		IdempotencyKey: memoryKey(ctx, step, 1), Memories: []kmp.Memory{{ID: "memory", Kind: kind, Summary: jobs.Bound(summary, 1000), Evidence: strings.Join(ev, "\n")}}})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("the plan's memory was not written", "plan", p.st.Record.ID, "what", what, "error", err)
 		return

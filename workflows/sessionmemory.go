@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
 )
 
@@ -75,7 +76,7 @@ func (d *Driver) RecordOutcome(ctx workflow.Context) error {
 		}
 		ev = append(ev, line)
 	}
-	mem := kmp.Memory{ID: "outcome", Kind: kind, Summary: bounded(summary, 1000), Evidence: strings.Join(ev, "\n")}
+	mem := kmp.Memory{ID: "outcome", Kind: kind, Summary: jobs.Bound(summary, 1000), Evidence: strings.Join(ev, "\n")}
 	about := SessionAbout(d.t.Current())
 	if m.Cause != "" && m.About == about {
 		mem.ConnectTo = []kmp.Link{{Ref: m.Cause, Rel: "follows", Why: "how the ceremony that found this ended", Evidence: c.InstanceID, Confidence: "medium"}}

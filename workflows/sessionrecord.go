@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/kmp"
 )
 
@@ -261,7 +262,7 @@ func (s *sessionRun) closingSummary(reason string) string {
 	}
 	out := fmt.Sprintf("%d turns; closed: %s", s.st.Record.Turns, cmp.Or(reason, "the person left the session"))
 	if answer != "" {
-		out += "; the last answer: " + bounded(answer, 300)
+		out += "; the last answer: " + jobs.Bound(answer, 300)
 	}
 	return out
 }
