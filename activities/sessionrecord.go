@@ -72,6 +72,12 @@ func (a *Ceremony) sessionTurn(ctx context.Context, in workflows.SessionTurnInpu
 			return rec, fmt.Errorf("read session record %s: %w", rec.Instance, err)
 		}
 		st, _ := inst.Step(ceremonies.SessionTurnStep)
+		if st.Status == made.StepInProgress && !rec.Claimed {
+			// The workflow holds no claim: this is a retried attempt whose
+			// earlier one claimed the turn. Take it, as ClaimOnce does.
+			rec.Iteration, rec.Claimed = st.Iteration, true
+			return rec, nil
+		}
 		if st.Status == made.StepInProgress {
 			// The last turn never reached its end: a crash, a cancelled
 			// execution, a decision never taken.

@@ -111,3 +111,20 @@ func TestSessionTurnNextPart(t *testing.T) {
 		t.Fatalf("part 2's inputs %v", in.Context)
 	}
 }
+
+// A retried claim (the workflow holds none, the earlier attempt took it)
+// takes the turn it claimed rather than reading it as interrupted.
+func TestSessionTurnRetried(t *testing.T) {
+	ctx := context.Background()
+	cer, sid := recordFixture(t)
+	in := workflows.SessionTurnInput{SessionID: sid, Workspace: "/w"}
+	first, _ := cer.SessionTurn(ctx, in)
+	again, _ := cer.SessionTurn(ctx, in)
+	if !again.Record.Claimed || again.Record.Iteration != first.Record.Iteration || again.Record.Turns != 0 || again.Record.Note != "" {
+		t.Fatalf("a retried claim %+v, want %+v", again.Record, first.Record)
+	}
+	inst, _ := cer.Made.Get(ctx, again.Record.Instance)
+	if st, _ := inst.Step(ceremonies.SessionTurnStep); st.Iteration != 1 || st.Status != made.StepInProgress {
+		t.Fatalf("turn step %+v, want round 1 still claimed", st)
+	}
+}
