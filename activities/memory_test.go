@@ -379,3 +379,36 @@ func TestTurnActionEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A turn a decision resumed is read from the end of the execution that
+// waited to its own result: the call decided, not the earlier turns.
+func TestReadTurnResumed(t *testing.T) {
+	store, err := session.Open(t.TempDir(), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sid := "0b5e9c1e-2f7d-4a7b-9e58-1d2c3b4a5f60"
+	turnLog(t, store, sid, "exec-1", true)
+	log, _ := store.Log(sid)
+	add := func(typ, key string, d any) {
+		t.Helper()
+		if _, err := appendEvent(log, typ, key, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(evResult, keyResult("exec-1"), contract.Result{Status: contract.NeedsDecision})
+	add(evMessage, "tool:9.0", messageData{Message: agent.Message{Role: "tool", ToolCallID: "c9", Content: "denied: not now"}, Tool: "local_exec", Status: contract.CallDenied, Decision: contract.Deny})
+	add(evMessage, keyResponse(10), messageData{Message: agent.Message{Role: "assistant", Content: "I will not run it."}})
+	add(evResult, keyResult("exec-2"), contract.Result{Status: contract.Completed})
+	f, err := readTurn([]*session.Log{log}, "exec-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Actions) != 1 || f.Actions[0].Status != contract.CallDenied || f.Actions[0].Reason != "denied: not now" || f.Answer != "I will not run it." || f.Prompt != "" {
+		t.Fatalf("the resumed turn %+v", f)
+	}
+	if f, _ = readTurn([]*session.Log{log}, "exec-1"); len(f.Actions) != 3 || f.Prompt != "fix Parse" {
+		t.Fatalf("the first turn, read from its prompt on: %+v", f)
+	}
+}

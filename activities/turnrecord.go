@@ -67,14 +67,14 @@ func (f turnFacts) SideEffects() bool { return len(f.Actions) > 0 }
 
 // readTurn reads an execution's turn from its sessions' logs, first to
 // last: from its prompt (or, for an execution a decision resumed, from
-// the end of the one before it) to the log's end.
+// the end of the one before it) to its result, or the log's end.
 func readTurn(logs []*session.Log, executionID string) (turnFacts, error) {
 	var f turnFacts
 	calls := map[string]struct{ name, args, why string }{}
 	for i, log := range logs {
 		events := log.Events(0)
 		if i == 0 {
-			events = turnEvents(events, executionID)
+			events = turnEvents(log, executionID)
 		}
 		for _, ev := range events {
 			if ev.Type != evMessage {
@@ -119,19 +119,28 @@ func readTurn(logs []*session.Log, executionID string) (turnFacts, error) {
 	return f, nil
 }
 
-// turnEvents are the events of a log from the execution's prompt, or
-// after the last execution's result when it has no prompt of its own.
-func turnEvents(events []session.Event, executionID string) []session.Event {
-	start := 0
-	for i, ev := range events {
-		switch {
-		case ev.Key == keyPrompt(executionID):
-			return events[i:]
-		case ev.Type == evResult:
-			start = i + 1
+// turnEvents are an execution's events in the log that holds its
+// start: from its prompt on; for an execution a decision resumed (no
+// prompt of its own), from the previous execution's result to its own.
+// Only the turn is read, not the log before it.
+func turnEvents(log *session.Log, executionID string) []session.Event {
+	if ev, ok := log.ByKey(keyPrompt(executionID)); ok {
+		return log.Events(ev.Seq)
+	}
+	end := log.Len()
+	if ev, ok := log.ByKey(keyResult(executionID)); ok {
+		end = ev.Seq
+	}
+	const chunk = 64
+	for hi := end; hi > 0; hi -= chunk {
+		evs := log.Range(max(hi-chunk, 0), hi)
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Type == evResult {
+				return log.Range(evs[i].Seq+1, end)
+			}
 		}
 	}
-	return events[start:]
+	return log.Range(0, end)
 }
 
 // action reads what a call did from its arguments and its result.
