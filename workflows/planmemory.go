@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -58,7 +59,7 @@ func (p *planRun) rememberHandback(ctx workflow.Context, wave int, id string, re
 	if m == nil {
 		return
 	}
-	summary := fmt.Sprintf("task %s of plan %s (wave %d) %s: %s", id, p.st.Record.ID, wave, res.Status, firstLine(cmpText(res.SummaryEn, res.Summary, res.Reason)))
+	summary := fmt.Sprintf("task %s of plan %s (wave %d) %s: %s", id, p.st.Record.ID, wave, res.Status, firstLine(cmp.Or(res.SummaryEn, res.Summary, res.Reason)))
 	ev := []string{"worker session " + res.SessionID}
 	if len(res.Changed) > 0 {
 		ev = append(ev, "changed: "+strings.Join(res.Changed, ", "))
@@ -146,13 +147,4 @@ func (p *planRun) writePlanMemory(ctx workflow.Context, step, kind, summary stri
 		return
 	}
 	m.Reports = append(m.Reports, res.Report(what))
-}
-
-func cmpText(xs ...string) string {
-	for _, x := range xs {
-		if strings.TrimSpace(x) != "" {
-			return x
-		}
-	}
-	return ""
 }
