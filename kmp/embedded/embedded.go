@@ -1,26 +1,30 @@
 // Package embedded is the memory axlrd keeps itself when no kmp-mcp is
 // configured: a kmp.Store in SQLite (<state-dir>/memory/memory.sqlite3,
-// WAL), with full-text search (FTS5) over summaries and evidence.
+// WAL) with full-text search (FTS5) over summaries and evidence, or in
+// PostgreSQL (OpenDB, tsvector) for the hosts of a cluster to share.
 //
 // Abouts, entries, relations, labels and the outcomes of writes (for
 // idempotency) are tables of their own. Its SQL is portable (numbered
 // parameters, ON CONFLICT, ids the store takes itself rather than
 // autoincrement, no SQLite functions) except the full-text search, which
-// a dialect holds, so the store can be pointed at another
-// database/sql driver. It speaks kmp-mcp's semantics: the same conformance
+// a dialect holds with the lock writers take, so the store runs on
+// either database/sql driver. It speaks kmp-mcp's semantics: the same conformance
 // suite (kmptest) runs over it and over kmp-mcp.
 package embedded
 
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/underpass-ai/axlr/kmp"
@@ -59,7 +63,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
 	}
-	s, err := open(db, sqlite, opts)
+	s, err := open(context.Background(), db, sqlite, opts)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
@@ -67,19 +71,28 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func open(db *sql.DB, d dialect, opts Options) (*Store, error) {
+func open(ctx context.Context, db *sql.DB, d dialect, opts Options) (*Store, error) {
 	s := &Store{db: db, d: d, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	ctx := context.Background()
+	// The schema is made in one transaction under the writers' lock, so
+	// hosts opening a new database together do not race on it.
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create schema: %w", err)
+	}
+	defer tx.Rollback()
 	for _, stmt := range append(append([]string{}, schema...), d.schema...) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("create schema (%s): %w", firstLine(stmt), err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('format', $1) ON CONFLICT (key) DO NOTHING`, formatVersion); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('format', $1) ON CONFLICT (key) DO NOTHING`, formatVersion); err != nil {
 		return nil, fmt.Errorf("record the format: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("create schema: %w", err)
 	}
 	var v string
 	if err := db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'format'`).Scan(&v); err != nil {
@@ -88,12 +101,29 @@ func open(db *sql.DB, d dialect, opts Options) (*Store, error) {
 	if v != formatVersion {
 		return nil, fmt.Errorf("the store's format is %s; this axlr reads format %s", v, formatVersion)
 	}
-	// Every write adds a segment to the search index; merging them at
-	// open keeps a wake reading few.
-	if _, err := db.ExecContext(ctx, d.optimize); err != nil {
-		return nil, fmt.Errorf("merge the search index: %w", err)
+	// Every write adds a segment to SQLite's search index; merging them
+	// at open keeps a wake reading few.
+	if d.optimize != "" {
+		if _, err := db.ExecContext(ctx, d.optimize); err != nil {
+			return nil, fmt.Errorf("merge the search index: %w", err)
+		}
 	}
 	return s, nil
+}
+
+// begin starts a write transaction and takes the dialect's writers' lock.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.d.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lock); err != nil {
+			_ = tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
 }
 
 // Close closes the store.
@@ -153,8 +183,12 @@ type dialect struct {
 	search string
 	// match builds the match expression of terms within an about.
 	match func(aboutID int64, terms []string) string
-	// optimize merges the search index a bounded amount, run at open.
+	// optimize merges the search index a bounded amount, run at open
+	// ("": nothing to merge).
 	optimize string
+	// lock is run first in every write transaction, to serialise the
+	// writers of several processes ("": the driver's transactions do).
+	lock string
 }
 
 // sqlite's search is FTS5, ranked by bm25 (lower is better, so negated).
@@ -199,10 +233,26 @@ func failed(op string, err error) error {
 	}
 	msg := err.Error()
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") {
+		strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") || transient(err) {
 		return kmp.Errorf(kmp.CodeUnavailable, "%s: %v", op, err)
 	}
 	return kmp.Errorf(kmp.CodeBackend, "%s: %v", op, err)
+}
+
+// transient reports a PostgreSQL failure worth retrying: a lost or
+// refused connection, a serialization failure or deadlock, too many
+// connections, or a server shutting down.
+func transient(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch pg.Code[:min(2, len(pg.Code))] {
+		case "08", "40", "53", "57":
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || pgconn.SafeToRetry(err)
 }
 
 func firstLine(s string) string {

@@ -36,7 +36,7 @@ func (s *Store) Write(ctx context.Context, req kmp.WriteRequest) (kmp.WriteResul
 	if key == "" {
 		key = "write:" + digest[:16]
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return kmp.WriteResult{}, failed("begin the write", err)
 	}

@@ -3,15 +3,18 @@
 // and drives their instances with made-mcp 0.1.6's semantics and messages,
 // so the conformance suite (package madetest) holds for it as for made-mcp.
 //
-// It owns its store, a directory of JSON files written atomically, and
-// nothing else: it starts no process, runs no handler and enforces no
-// timeout or backoff. Locking the directory to one process, retrying and
-// running the steps are the caller's.
+// It owns its store and nothing else: a directory of JSON files written
+// atomically (Open) for one host, or PostgreSQL tables (OpenDB) that the
+// hosts of a cluster share, where every change to an instance is a
+// compare-and-swap on its revision. It starts no process, runs no handler
+// and enforces no timeout or backoff. Locking a directory to one process,
+// retrying and running the steps are the caller's.
 package embedded
 
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -40,50 +43,113 @@ type Options struct {
 // definitions with unknown keys.
 //
 // Published definitions (their YAML and digest) and every instance live
-// in a directory and survive a restart or a crash: each change is written
-// atomically before the verb returns. One mutex serialises the verbs; the
-// directory must belong to one process (axlrd locks its state directory).
+// in its backend and survive a restart or a crash: each change is stored
+// before the verb returns. A verb reads the instance, applies itself to a
+// copy and stores the copy only if the instance's revision has not moved
+// meanwhile; otherwise it starts again on what is stored now, so verbs on
+// one instance apply one after another whichever process runs them. A
+// directory must belong to one process (axlrd locks its state directory);
+// a database may be shared.
 type Engine struct {
-	mu        sync.Mutex
-	store     *store
-	now       func() time.Time
-	newID     func() string
-	defs      map[string]*published
-	instances map[string][]byte // ceremony id → stored JSON
-	closed    bool
+	b     backend
+	now   func() time.Time
+	newID func() string
+
+	mu     sync.Mutex
+	defs   map[string]*published // published definitions read so far
+	closed bool
 }
+
+// maxSwaps bounds how often a verb starts again after losing its
+// instance's revision to another process.
+const maxSwaps = 64
 
 var _ made.Engine = (*Engine)(nil)
 
 // Open opens (creating it, mode 0700) the engine's directory and
 // reads what it holds.
 func Open(dir string, opts Options) (*Engine, error) {
-	st, err := openStore(dir)
+	b, err := openFileBackend(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open embedded ceremony engine: %w", err)
 	}
-	e := &Engine{store: st, now: opts.Now, newID: opts.NewID, defs: map[string]*published{}}
+	return newEngine(context.Background(), b, opts)
+}
+
+// OpenDB opens the engine on a PostgreSQL database (a pgx database/sql
+// pool, its search_path the engine's schema), creating its tables if need
+// be. The pool stays the caller's to close.
+func OpenDB(ctx context.Context, db *sql.DB, opts Options) (*Engine, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	b, err := openSQLBackend(ctx, db, now)
+	if err != nil {
+		return nil, fmt.Errorf("open the ceremony engine on its database: %w", err)
+	}
+	return newEngine(ctx, b, opts)
+}
+
+func newEngine(ctx context.Context, b backend, opts Options) (*Engine, error) {
+	e := &Engine{b: b, now: opts.Now, newID: opts.NewID, defs: map[string]*published{}}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	if e.newID == nil {
 		e.newID = randomUUID
 	}
-	stored, err := st.readDefinitions()
+	stored, err := b.definitions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open embedded ceremony engine: %w", err)
 	}
 	for _, d := range stored {
 		e.defs[publishedKey(d.Name, d.Version)] = loadPublished(d)
 	}
-	if e.instances, err = st.readInstances(); err != nil {
-		return nil, fmt.Errorf("open embedded ceremony engine: %w", err)
-	}
 	return e, nil
 }
 
-// Close ends the engine; later calls fail as unavailable. Everything is on
-// disk already.
+// usable fails once the engine is closed.
+func (e *Engine) usable() *made.Error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return newError(made.KindUnavailable, "%s", msgClosed)
+	}
+	return nil
+}
+
+// published returns the definition published as name@version: from what
+// this engine read before, else from the backend (another host may have
+// published it). ok is false when there is none.
+func (e *Engine) published(ctx context.Context, name, version string) (*published, bool, *made.Error) {
+	key := publishedKey(name, version)
+	e.mu.Lock()
+	p, ok := e.defs[key]
+	e.mu.Unlock()
+	if ok {
+		return p, true, nil
+	}
+	d, ok, err := e.b.definition(ctx, name, version)
+	if err != nil {
+		return nil, false, storeFailed(err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	p = loadPublished(d)
+	e.mu.Lock()
+	e.defs[key] = p
+	e.mu.Unlock()
+	return p, true, nil
+}
+
+func storeFailed(err error) *made.Error {
+	return newError(made.KindUnavailable, "%s%v", msgStoreFailed, err)
+}
+
+// Close ends the engine; later calls fail as unavailable. Everything is
+// stored already.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -116,23 +182,36 @@ func (e *Engine) Publish(ctx context.Context, definitionYAML []byte) (made.Publi
 		return made.Published{}, newError(made.KindNotPublishable, "%s%s", prefixNotPublishable, f.Message)
 	}
 	digest := definition.Digest(def)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return made.Published{}, newError(made.KindUnavailable, "%s", msgClosed)
+	if err := e.usable(); err != nil {
+		return made.Published{}, err
 	}
-	key := publishedKey(def.Name, def.Version)
-	if p, ok := e.defs[key]; ok {
-		if p.digest != digest {
-			return made.Published{}, &made.ConflictError{Ceremony: def.Name, Version: def.Version, PublishedDigest: p.digest, OfferedDigest: digest}
-		}
-		return made.Published{Outcome: "already_published", Ceremony: def.Name, Version: def.Version, Digest: digest}, nil
+	conflict := func(had string) error {
+		return &made.ConflictError{Ceremony: def.Name, Version: def.Version, PublishedDigest: had, OfferedDigest: digest}
+	}
+	already := made.Published{Outcome: "already_published", Ceremony: def.Name, Version: def.Version, Digest: digest}
+	p, ok, merr := e.published(ctx, def.Name, def.Version)
+	switch {
+	case merr != nil:
+		return made.Published{}, prefixed(prefixPublication, merr)
+	case ok && p.digest != digest:
+		return made.Published{}, conflict(p.digest)
+	case ok:
+		return already, nil
 	}
 	sd := storedDefinition{Name: def.Name, Version: def.Version, Digest: digest, YAML: string(definitionYAML)}
-	if err := e.store.writeDefinition(sd); err != nil {
+	had, err := e.b.addDefinition(ctx, sd)
+	if err != nil {
 		return made.Published{}, newError(made.KindUnavailable, "%s%v", prefixPublication, err)
 	}
-	e.defs[key] = newPublished(def, digest, sd.YAML)
+	e.mu.Lock()
+	e.defs[publishedKey(def.Name, def.Version)] = loadPublished(had)
+	e.mu.Unlock()
+	if had.Digest != digest { // another host published it first
+		return made.Published{}, conflict(had.Digest)
+	}
+	if had.YAML != sd.YAML {
+		return already, nil
+	}
 	return made.Published{Outcome: "published", Ceremony: def.Name, Version: def.Version, Digest: digest}, nil
 }
 
@@ -153,28 +232,33 @@ func (e *Engine) StartPublished(ctx context.Context, req made.StartRequest) (mad
 	if aerr != nil {
 		return made.Instance{}, aerr
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return made.Instance{}, newError(made.KindUnavailable, "%s", msgClosed)
+	if err := e.usable(); err != nil {
+		return made.Instance{}, err
 	}
 	id := a.id
 	if id == "" {
 		id = e.newID()
 	}
-	p, ok := e.defs[publishedKey(a.name, a.version)]
+	p, ok, merr := e.published(ctx, a.name, a.version)
 	switch {
+	case merr != nil:
+		return made.Instance{}, prefixed(prefixStart, merr)
 	case !ok:
 		return made.Instance{}, newError(made.KindNotFound, "%s%s", prefixStart, msgPublishedNotFound)
 	case p.broken != nil:
 		return made.Instance{}, prefixed(prefixStart, p.broken)
 	}
-	if _, exists := e.instances[id]; exists {
-		return made.Instance{}, newError(made.KindExists, "%s%s", prefixStart, msgInstanceExists)
-	}
 	in := newInstance(id, p, a.context, actor{ID: a.actorID, Kind: req.ActorKind}, e.now())
-	if err := e.save(in); err != nil {
-		return made.Instance{}, prefixed(prefixStart, err)
+	b, err := json.Marshal(in)
+	if err != nil {
+		return made.Instance{}, prefixed(prefixStart, storeFailed(err))
+	}
+	created, err := e.b.create(ctx, id, b)
+	switch {
+	case err != nil:
+		return made.Instance{}, prefixed(prefixStart, storeFailed(err))
+	case !created:
+		return made.Instance{}, newError(made.KindExists, "%s%s", prefixStart, msgInstanceExists)
 	}
 	return project(in, p), nil
 }
@@ -219,12 +303,10 @@ func (e *Engine) Get(ctx context.Context, id string) (made.Instance, error) {
 	if aerr != nil {
 		return made.Instance{}, aerr
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return made.Instance{}, newError(made.KindUnavailable, "%s", msgClosed)
+	if err := e.usable(); err != nil {
+		return made.Instance{}, err
 	}
-	in, p, err := e.load(id)
+	in, p, _, err := e.load(ctx, id)
 	if err != nil {
 		return made.Instance{}, err
 	}
@@ -237,19 +319,21 @@ func (e *Engine) List(ctx context.Context) ([]made.ListEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, newError(made.KindUnavailable, "%s", msgClosed)
+	if err := e.usable(); err != nil {
+		return nil, err
 	}
-	ids := make([]string, 0, len(e.instances))
-	for id := range e.instances {
+	all, err := e.b.instances(ctx)
+	if err != nil {
+		return nil, storeFailed(err)
+	}
+	ids := make([]string, 0, len(all))
+	for id := range all {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	out := make([]made.ListEntry, 0, len(ids))
 	for _, id := range ids {
-		in, p, err := e.load(id)
+		in, p, err := e.decode(ctx, all[id])
 		if err != nil {
 			out = append(out, made.ListEntry{CeremonyID: id, Reason: err.Message})
 			continue
@@ -269,7 +353,7 @@ func (e *Engine) Claim(ctx context.Context, req made.ClaimRequest) (made.Instanc
 	if aerr != nil {
 		return made.Instance{}, aerr
 	}
-	return e.mutate(id, func(in *instanceState, p *published, now time.Time) *made.Error {
+	return e.mutate(ctx, id, func(in *instanceState, p *published, now time.Time) *made.Error {
 		return in.claim(p, a, now)
 	})
 }
@@ -323,7 +407,7 @@ func (e *Engine) Complete(ctx context.Context, req made.CompleteRequest) (made.I
 	if aerr := actorKind("actor_kind", req.ActorKind); aerr != nil {
 		return made.Instance{}, aerr
 	}
-	return e.mutate(id, func(in *instanceState, p *published, _ time.Time) *made.Error {
+	return e.mutate(ctx, id, func(in *instanceState, p *published, _ time.Time) *made.Error {
 		return in.complete(p, step, status, output, message)
 	})
 }
@@ -345,7 +429,7 @@ func (e *Engine) ApplyTransition(ctx context.Context, req made.TransitionRequest
 	if aerr := actorKind("actor_kind", req.ActorKind); aerr != nil {
 		return made.Instance{}, aerr
 	}
-	return e.mutate(id, func(in *instanceState, p *published, now time.Time) *made.Error {
+	return e.mutate(ctx, id, func(in *instanceState, p *published, now time.Time) *made.Error {
 		return in.transition(p, trigger, req.ActorKind, now)
 	})
 }
@@ -359,7 +443,7 @@ func (e *Engine) ApproveGuard(ctx context.Context, req made.ApproveRequest) (mad
 	if aerr != nil {
 		return made.Instance{}, aerr
 	}
-	return e.mutate(id, func(in *instanceState, p *published, now time.Time) *made.Error {
+	return e.mutate(ctx, id, func(in *instanceState, p *published, now time.Time) *made.Error {
 		return in.approve(p, a, now)
 	})
 }
@@ -378,7 +462,7 @@ func (e *Engine) DeferGuard(ctx context.Context, req made.DeferRequest) (made.In
 	if aerr != nil {
 		return made.Instance{}, aerr
 	}
-	return e.mutate(id, func(in *instanceState, p *published, now time.Time) *made.Error {
+	return e.mutate(ctx, id, func(in *instanceState, p *published, now time.Time) *made.Error {
 		return in.deferGuard(p, a, deferral{Statement: statement, Reason: reason, ReconsiderWhen: when, At: now})
 	})
 }
@@ -398,58 +482,68 @@ func guardArgs(ceremony, guard, role string, kind made.ActorKind) (string, appro
 	return id, a, actorKind("role_kind", kind)
 }
 
-// mutate runs one verb on a copy of the instance and stores the result;
-// a verb that fails changes nothing.
-func (e *Engine) mutate(id string, verb func(*instanceState, *published, time.Time) *made.Error) (made.Instance, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return made.Instance{}, newError(made.KindUnavailable, "%s", msgClosed)
-	}
-	in, p, err := e.load(id)
-	if err != nil {
+// mutate runs one verb on a copy of the instance and stores the result
+// if the instance is still at the revision read, else runs it again on
+// what is stored now; a verb that fails changes nothing.
+func (e *Engine) mutate(ctx context.Context, id string, verb func(*instanceState, *published, time.Time) *made.Error) (made.Instance, error) {
+	if err := e.usable(); err != nil {
 		return made.Instance{}, err
 	}
-	now := e.now()
-	if err := verb(in, p, now); err != nil {
-		return made.Instance{}, err
+	for range maxSwaps {
+		in, p, rev, err := e.load(ctx, id)
+		if err != nil {
+			return made.Instance{}, err
+		}
+		now := e.now()
+		if err := verb(in, p, now); err != nil {
+			return made.Instance{}, err
+		}
+		in.UpdatedAt = now
+		b, jerr := json.Marshal(in)
+		if jerr != nil {
+			return made.Instance{}, storeFailed(jerr)
+		}
+		swapped, serr := e.b.swap(ctx, id, b, rev)
+		if serr != nil {
+			return made.Instance{}, storeFailed(serr)
+		}
+		if swapped {
+			return project(in, p), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return made.Instance{}, err
+		}
 	}
-	in.UpdatedAt = now
-	if err := e.save(in); err != nil {
-		return made.Instance{}, err
-	}
-	return project(in, p), nil
+	return made.Instance{}, newError(made.KindUnavailable, "%sceremony instance %s changed %d times while a verb applied; try again", msgStoreFailed, id, maxSwaps)
 }
 
-// load reads an instance and its definition.
-func (e *Engine) load(id string) (*instanceState, *published, *made.Error) {
-	b, ok := e.instances[id]
-	if !ok {
-		return nil, nil, newError(made.KindNotFound, "%s%s", prefixLoadInstance, msgInstanceNotFound)
+// load reads an instance, its definition and its revision.
+func (e *Engine) load(ctx context.Context, id string) (*instanceState, *published, int64, *made.Error) {
+	b, rev, ok, err := e.b.instance(ctx, id)
+	if err != nil {
+		return nil, nil, 0, newError(made.KindUnavailable, "%s%s%v", prefixLoadInstance, msgStoreFailed, err)
 	}
+	if !ok {
+		return nil, nil, 0, newError(made.KindNotFound, "%s%s", prefixLoadInstance, msgInstanceNotFound)
+	}
+	in, p, merr := e.decode(ctx, b)
+	return in, p, rev, merr
+}
+
+// decode reads a stored instance and finds its definition.
+func (e *Engine) decode(ctx context.Context, b []byte) (*instanceState, *published, *made.Error) {
 	var in instanceState
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, nil, newError(made.KindUnavailable, "%s%s%v", prefixLoadInstance, msgStoreFailed, err)
 	}
-	p, ok := e.defs[publishedKey(in.Name, in.Version)]
+	p, ok, err := e.published(ctx, in.Name, in.Version)
 	switch {
+	case err != nil:
+		return nil, nil, prefixed(prefixLoadDefinition, err)
 	case !ok:
 		return nil, nil, newError(made.KindNotFound, "%s%s", prefixLoadDefinition, msgPublishedNotFound)
 	case p.broken != nil || p.digest != in.Digest:
 		return nil, nil, newError(made.KindConflict, "%s%s", prefixLoadDefinition, msgDigestMismatch)
 	}
 	return &in, p, nil
-}
-
-// save writes an instance before the engine's memory holds it.
-func (e *Engine) save(in *instanceState) *made.Error {
-	b, err := json.Marshal(in)
-	if err == nil {
-		err = e.store.writeInstance(in.ID, b)
-	}
-	if err != nil {
-		return newError(made.KindUnavailable, "%s%v", msgStoreFailed, err)
-	}
-	e.instances[in.ID] = b
-	return nil
 }

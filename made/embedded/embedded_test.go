@@ -172,7 +172,7 @@ func TestCorruptStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
-	path := e.store.instancePath("cr-1")
+	path := e.b.(*fileBackend).store.instancePath("cr-1")
 	if err := os.WriteFile(path, []byte("not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestDigestMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	drive(t, e, "cr-1")
-	path := e.store.definitionPath("change_review", "1.0")
+	path := e.b.(*fileBackend).store.definitionPath("change_review", "1.0")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestDigestMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.YAML += "max_bounces: 1\n"
-	if err := e.store.writeDefinition(d); err != nil {
+	if err := e.b.(*fileBackend).store.writeDefinition(d); err != nil {
 		t.Fatal(err)
 	}
 
