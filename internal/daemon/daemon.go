@@ -15,6 +15,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ import (
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/policy"
 	axlrclient "github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/database"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/internal/hostid"
 	"github.com/underpass-ai/axlr/internal/settings"
@@ -93,6 +95,11 @@ type Options struct {
 	// MadeCommand is the made-mcp executable (default: settings
 	// made.command; empty runs the embedded MADE engine).
 	MadeCommand string
+	// Database is the PostgreSQL database the hosts of a cluster share
+	// (a postgres:// URL): MADE's ledger and the memory live there.
+	// Default: $AXLR_DATABASE, then settings cluster.database; empty
+	// keeps them in the state dir.
+	Database string
 	// SQLiteSync is the embedded database's synchronous mode: "full"
 	// (default) survives a power loss; "normal" survives any crash of the
 	// process and may lose the last commits on a power loss, for about
@@ -212,6 +219,15 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		return fmt.Errorf("lock the state dir: %w", err)
 	}
 	d.add("the state dir lock", lock.release)
+	var madeDB, memoryDB *sql.DB
+	if o.Database != "" {
+		if madeDB, err = d.openDatabase(ctx, o.Database, database.SchemaMade); err != nil {
+			return err
+		}
+		if memoryDB, err = d.openDatabase(ctx, o.Database, database.SchemaMemory); err != nil {
+			return err
+		}
+	}
 	d.info = Info{Frontend: o.TemporalAddress, Namespace: o.Namespace, StateDir: o.StateDir, HostID: host, TaskQueue: workflows.HostTaskQueue(host)}
 	if o.TemporalAddress == "" {
 		if err := d.startServer(o); err != nil {
@@ -226,7 +242,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		d.add("the plugins", hosts.Plugins.Close)
 	}
 	fg := openForge(set, o.Getenv, d.log)
-	red := redact.New(secrets(set, o.Environ, hostSecrets, fg))
+	red := redact.New(append(secrets(set, o.Environ, hostSecrets, fg), database.Password(o.Database)))
 	if err := d.dial(ctx, red); err != nil {
 		return err
 	}
@@ -235,13 +251,13 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		return fmt.Errorf("open session store: %w", err)
 	}
 	d.add("the session store", store.Close)
-	engine, err := openMade(ctx, o, set, d.log)
+	engine, err := openMade(ctx, o, set, madeDB, d.log)
 	if err != nil {
 		return err
 	}
 	d.add("MADE", engine.Close)
 	publishPinned(ctx, engine, d.log)
-	memory, err := openMemory(ctx, o, set, d.log)
+	memory, err := openMemory(ctx, o, set, memoryDB, d.log)
 	if err != nil {
 		return err
 	}
@@ -284,6 +300,18 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	})
 	Register(d.worker, acts, cer, fg, &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")}, mem)
 	return nil
+}
+
+// openDatabase opens a pool on the cluster's database confined to schema;
+// Shutdown closes it after the store on it.
+func (d *Daemon) openDatabase(ctx context.Context, addr, schema string) (*sql.DB, error) {
+	db, err := database.Open(ctx, addr, schema)
+	if err != nil {
+		return nil, fmt.Errorf("open the cluster's database: %w", err)
+	}
+	d.add("the database ("+schema+")", db.Close)
+	d.log.Debug().Str("database", database.Redact(addr)).Str("schema", schema).Msg("database ready")
+	return db, nil
 }
 
 // add records an opened part for Shutdown.
@@ -522,6 +550,12 @@ func (o *Options) fill(set *settings.Loaded) error {
 	}
 	if o.SQLiteSync == "" {
 		o.SQLiteSync = d.SQLiteSync
+	}
+	if o.Database == "" {
+		o.Database = set.Cluster.Database
+	}
+	if made := cmp.Or(o.MadeCommand, set.Made.Command); made != "" && o.Database != "" {
+		return fmt.Errorf("made-mcp (%s) keeps its ledger on this host, and --database shares it between hosts: drop one of them", made)
 	}
 	switch strings.ToLower(o.SQLiteSync) {
 	case "":

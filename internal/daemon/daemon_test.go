@@ -50,6 +50,10 @@ func TestNewNamesWhatFailed(t *testing.T) {
 		{name: "held lock", opts: Options{SettingsPath: absent}, hold: true,
 			want: []string{"lock the state dir: state dir ", " is in use by another axlrd (pid ", "stop it, or pass --state-dir for a separate one"}},
 		{name: "bad plugin", opts: Options{SettingsPath: plugin, TemporalAddress: "127.0.0.1:1"}, want: []string{"open host tools: " + plugin + ": plugins[0]"}},
+		{name: "made-mcp and a database", opts: Options{SettingsPath: absent, MadeCommand: "/bin/made-mcp", Database: "postgres://axlr@127.0.0.1:1/axlr"},
+			want: []string{"open settings: made-mcp (/bin/made-mcp) keeps its ledger on this host, and --database shares it between hosts: drop one of them"}},
+		{name: "unreachable database", opts: Options{SettingsPath: absent, Database: "postgres://axlr:s3cret@127.0.0.1:1/axlr?connect_timeout=2"},
+			want: []string{"open the cluster's database: database postgres://axlr:xxxxx@127.0.0.1:1/axlr?connect_timeout=2: schema axlr_made: "}},
 		{name: "unreachable cluster", opts: Options{SettingsPath: absent, TemporalAddress: "127.0.0.1:1"},
 			want: []string{"connect to temporal at 127.0.0.1:1 (namespace default): "}},
 	}
@@ -81,6 +85,9 @@ func TestNewNamesWhatFailed(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Fatalf("error %q does not say %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("error %q shows the database's password", err)
 			}
 			if !tt.hold {
 				assertFree(t, o.StateDir)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,11 +24,20 @@ type madeEngine interface {
 }
 
 // openMade starts made-mcp when settings name it (made.command), else opens
-// the embedded engine in <state-dir>/made.
-func openMade(ctx context.Context, o Options, set *settings.Loaded, log zerolog.Logger) (madeEngine, error) {
+// the embedded engine: on the cluster's database (db, when --database
+// names one), else in <state-dir>/made.
+func openMade(ctx context.Context, o Options, set *settings.Loaded, db *sql.DB, log zerolog.Logger) (madeEngine, error) {
 	m := set.Made
 	if o.MadeCommand != "" {
 		m.Command = o.MadeCommand
+	}
+	if db != nil { // with made.command, refused by Options.fill
+		e, err := embedded.OpenDB(ctx, db, embedded.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open the embedded MADE engine: %w", err)
+		}
+		log.Debug().Str("engine", "embedded").Str("store", "postgres").Msg("MADE ready")
+		return e, nil
 	}
 	if m.Command == "" {
 		e, err := embedded.Open(filepath.Join(o.StateDir, "made"), embedded.Options{})

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,14 +24,26 @@ type memoryStore interface {
 	Close() error
 }
 
-// openMemory opens the embedded store in <state-dir>/memory, or, when
-// settings name kmp-mcp (kmp.command), a store that starts it. kmp-mcp
-// that cannot start does not stop axlrd: its calls fail as unavailable
-// (the work goes on, writes wait in the sidecars) and it is started again
-// at a later call.
-func openMemory(ctx context.Context, o Options, set *settings.Loaded, log zerolog.Logger) (memoryStore, error) {
+// openMemory opens the embedded store, on the cluster's database (db,
+// when --database names one) or in <state-dir>/memory, or, when settings
+// name kmp-mcp (kmp.command), a store that starts it. kmp-mcp that cannot
+// start does not stop axlrd: its calls fail as unavailable (the work goes
+// on, writes wait in the sidecars) and it is started again at a later
+// call.
+func openMemory(ctx context.Context, o Options, set *settings.Loaded, db *sql.DB, log zerolog.Logger) (memoryStore, error) {
 	dir := filepath.Join(o.StateDir, "memory")
 	k := set.Kmp
+	if k.Command == "" && db != nil {
+		s, err := embedded.OpenDB(ctx, db, embedded.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open the embedded memory: %w", err)
+		}
+		log.Debug().Str("engine", "embedded").Str("store", "postgres").Msg("memory ready")
+		return s, nil
+	}
+	if db != nil {
+		log.Warn().Str("command", k.Command).Msg("kmp-mcp keeps its own store: the memory is shared between hosts only if kmp.env points every host's kmp-mcp at one backend")
+	}
 	if k.Command == "" {
 		s, err := embedded.Open(dir, embedded.Options{})
 		if err != nil {

@@ -77,6 +77,7 @@ Flags:
 	fs.StringVar(&o.LogLevel, "log-level", "", "log level: trace, debug, info, warn, error, or $AXLR_LOG_LEVEL (default info)")
 	fs.StringVar(&o.SettingsPath, "settings", "", "settings file, or $AXLR_SETTINGS (default $XDG_CONFIG_HOME/axlr/settings.json)")
 	fs.StringVar(&o.MadeCommand, "made-command", "", "made-mcp executable for the MADE ceremony ledger, or $AXLR_MADE_COMMAND (default: settings made.command, else the embedded engine)")
+	fs.StringVar(&o.Database, "database", "", "PostgreSQL `URL` (postgres://…) the hosts of a cluster share for MADE and the memory, or $AXLR_DATABASE (default: the state dir's files)")
 	fs.StringVar(&o.SQLiteSync, "sqlite-sync", "", "embedded database durability: full (survives power loss) or normal (survives process crashes; faster), or $AXLR_SQLITE_SYNC (default full)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

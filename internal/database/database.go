@@ -62,6 +62,16 @@ func Redact(addr string) string {
 	return dsnPassword.ReplaceAllString(addr, "${1}xxxxx")
 }
 
+// Password is the password addr carries, "" when none: a secret axlrd
+// redacts.
+func Password(addr string) string {
+	cfg, err := pgx.ParseConfig(addr)
+	if err != nil || addr == "" {
+		return ""
+	}
+	return cfg.Password
+}
+
 var (
 	urlPassword = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
 	dsnPassword = regexp.MustCompile(`(\bpassword=)('[^']*'|\S*)`)

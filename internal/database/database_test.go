@@ -26,3 +26,12 @@ func TestOpenRefusesBadInput(t *testing.T) {
 		t.Errorf("a bad address: %v (the password must not show)", err)
 	}
 }
+
+func TestPassword(t *testing.T) {
+	if got := Password("postgres://axlr:s3cret@db:5432/axlr"); got != "s3cret" {
+		t.Errorf("Password = %q", got)
+	}
+	if got := Password(""); got != "" {
+		t.Errorf("Password of nothing = %q", got)
+	}
+}

@@ -22,6 +22,7 @@ const (
 	EnvLogLevel        = "AXLR_LOG_LEVEL"
 	EnvSQLiteSync      = "AXLR_SQLITE_SYNC"
 	EnvMadeCommand     = "AXLR_MADE_COMMAND"
+	EnvDatabase        = "AXLR_DATABASE"
 )
 
 // logLevels are the levels AXLR_LOG_LEVEL takes, as axlrd's --log-level.
@@ -76,6 +77,7 @@ var envVars = []envVar{
 		return nil
 	}},
 	{EnvMadeCommand, "made.command", func(s *Settings, v string) error { s.Made.Command = v; return nil }},
+	{EnvDatabase, "cluster.database", func(s *Settings, v string) error { s.Cluster.Database = v; return nil }},
 }
 
 // port parses a port number from lo to 65535.

@@ -73,6 +73,9 @@ type Settings struct {
 	// Kmp configures memory: kmp-mcp when its command is set, else the
 	// embedded store in <state-dir>/memory.
 	Kmp Kmp `json:"kmp,omitzero"`
+	// Cluster configures axlrd as one host of many on one Temporal
+	// cluster.
+	Cluster Cluster `json:"cluster,omitzero"`
 	// Tools configures the host tools beside the workspace's.
 	Tools Tools `json:"tools,omitzero"`
 	// Plugins are the MCP plugins whose tools axlrd sessions offer.
@@ -134,6 +137,29 @@ type Jobs struct {
 	// MaxActive bounds the jobs active at once across every client, 1 to 8
 	// (0: 2).
 	MaxActive int `json:"max_active,omitempty"`
+	// MaxActivePerHost bounds the jobs one host runs at once, 1 to 8 (0:
+	// max_active): what the host announces to the cluster as its capacity.
+	MaxActivePerHost int `json:"max_active_per_host,omitempty"`
+}
+
+// Cluster configures the hosts of one cluster.
+type Cluster struct {
+	// Database is the PostgreSQL database the hosts share (a postgres://
+	// URL): MADE's ledger and the memory live there, each in its own
+	// schema. Empty: the single-host stores in the state dir.
+	Database string `json:"database,omitempty"`
+	// HostLostSeconds is how long a host's queue goes unpolled, after its
+	// activity's heartbeat timed out, before its jobs move (0: 60).
+	HostLostSeconds int `json:"host_lost_seconds,omitempty"`
+}
+
+// DefaultHostLostSeconds is cluster.host_lost_seconds when settings name
+// none.
+const DefaultHostLostSeconds = 60
+
+// HostLost returns cluster.host_lost_seconds as a duration.
+func (c Cluster) HostLost() time.Duration {
+	return time.Duration(cmp.Or(c.HostLostSeconds, DefaultHostLostSeconds)) * time.Second
 }
 
 // Forge says where the pull requests are.
@@ -548,8 +574,37 @@ func (l *Loaded) validate() error {
 	if err := inRange("jobs.max_active", l.Jobs.MaxActive, MaxMaxActive, DefaultMaxActive); err != nil {
 		return err
 	}
+	if err := inRange("jobs.max_active_per_host", l.Jobs.MaxActivePerHost, MaxMaxActive, l.JobsMaxActive()); err != nil {
+		return err
+	}
+	if err := l.Cluster.validate(); err != nil {
+		return err
+	}
 	return l.Forge.validate()
 }
+
+// MaxHostLostSeconds bounds cluster.host_lost_seconds (an hour).
+const MaxHostLostSeconds = 3600
+
+func (c Cluster) validate() error {
+	if err := inRange("cluster.host_lost_seconds", c.HostLostSeconds, MaxHostLostSeconds, DefaultHostLostSeconds); err != nil {
+		return err
+	}
+	if c.HostLostSeconds != 0 && c.HostLostSeconds < MinHostLostSeconds {
+		return fmt.Errorf("cluster.host_lost_seconds %d is too short: use %d to %d (default %d), longer than a heartbeat", c.HostLostSeconds, MinHostLostSeconds, MaxHostLostSeconds, DefaultHostLostSeconds)
+	}
+	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
+		return errors.New("cluster.database: want a postgres:// URL, such as postgres://axlr@db:5432/axlr")
+	}
+	return nil
+}
+
+// MinHostLostSeconds is the shortest cluster.host_lost_seconds: a few
+// heartbeats of a host-bound activity.
+const MinHostLostSeconds = 5
+
+// JobsPerHost returns jobs.max_active_per_host: this host's capacity.
+func (s *Settings) JobsPerHost() int { return cmp.Or(s.Jobs.MaxActivePerHost, s.JobsMaxActive()) }
 
 func (r Repair) validate() error {
 	if r.Repository != "" {
