@@ -8,8 +8,8 @@ import (
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://axlr:s3cret@db:5432/axlr?sslmode=disable": "postgres://axlr:xxxxx@db:5432/axlr?sslmode=disable",
-		"postgres://axlr@db/axlr":                            "postgres://axlr@db/axlr",
-		"host=db user=axlr password=s3cret dbname=axlr":      "host=db user=axlr password=xxxxx dbname=axlr",
+		"postgres://axlr@db/axlr":                             "postgres://axlr@db/axlr",
+		"host=db user=axlr password=s3cret dbname=axlr":       "host=db user=axlr password=xxxxx dbname=axlr",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
