@@ -48,6 +48,9 @@ type Forge struct {
 	// (default 2 s), well within ForgeOptions' and CandidateOptions'
 	// heartbeat timeout.
 	HeartbeatEvery time.Duration
+	// Jobs is this host's jobs directory (repair.directory): where a job
+	// the registry placed here clones, whatever host asked for it.
+	Jobs string
 }
 
 // beating runs call, heartbeating what it does every f.HeartbeatEvery
@@ -77,6 +80,9 @@ var (
 // Prepare clones the job's repository into its directory and writes the
 // marker, or opens the clone a previous attempt made.
 func (f *Forge) Prepare(ctx context.Context, in workflows.PrepareInput) (workflows.PrepareResult, error) {
+	if in.Placed && f.Jobs != "" {
+		in.Directory = f.Jobs
+	}
 	dir := filepath.Join(in.Directory, in.Job)
 	if m, err := forge.ReadMarker(dir); err == nil {
 		if m.Slug != in.Job || m.Kind != in.Kind {
@@ -113,6 +119,16 @@ func (f *Forge) Prepare(ctx context.Context, in workflows.PrepareInput) (workflo
 	}
 	if in.Issue > 0 {
 		m.Issue = &in.Issue
+	}
+	if in.Branch != "" {
+		// A recovered or moved job's new clone goes on from the branch it
+		// pushed, if it pushed one.
+		if err := f.beating(ctx, "fetch "+in.Branch, func() error {
+			_, err := r.Sync(ctx, in.Branch, f.Git)
+			return err
+		}); err != nil {
+			return workflows.PrepareResult{}, branchError(err)
+		}
 	}
 	if err := forge.WriteMarker(dir, m); err != nil {
 		return workflows.PrepareResult{}, err

@@ -140,6 +140,12 @@ type Record struct {
 	Memory     []string `json:"memory,omitempty"`
 	Recoveries int      `json:"recoveries,omitempty"`
 	Recovery   string   `json:"recovery,omitempty"`
+	// Host is the host the job runs on (its workspace, clone and session
+	// log), as the registry placed it; empty for a job of one host.
+	Host string `json:"host,omitempty"`
+	// Moves says each time the job moved from a lost host, from where to
+	// where and why, oldest first.
+	Moves []string `json:"moves,omitempty"`
 	// Attempt is 1 + the records of the same signature that reached a
 	// session when this one was admitted (NextAttempt).
 	Attempt   int        `json:"attempt"`

@@ -34,6 +34,9 @@ const versionWorkerLost = "worker-lost-retry"
 // executeActivity runs a regular activity and waits for it, scheduling it
 // again when its worker was lost.
 func executeActivity(ctx workflow.Context, opts workflow.ActivityOptions, name string, in, out any) error {
+	if p, placed := placedOn(ctx); placed && !clusterActivities[name] {
+		return onHost(ctx, p, opts, name, in, out)
+	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, out)
 	if err == nil || !workerLost(err) {

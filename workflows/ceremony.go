@@ -585,7 +585,7 @@ func (d *Driver) Open(ctx workflow.Context, definition, version string, in Openi
 	}
 	start.Context["workspace"] = d.t.st.Root
 	var res CeremonyStartResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, start).Get(ctx, &res)
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyStart, start).Get(ctx, &res)
 	if err != nil {
 		return fmt.Errorf("start ceremony %s %s: %w", def.Name, def.Version, err)
 	}
@@ -962,7 +962,7 @@ func answerTimes(n int) string {
 func (d *Driver) stop(ctx workflow.Context, why, detail, status string) error {
 	c := d.c()
 	var v InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyComplete, CompleteInput{
 		SessionID: d.t.Current(), Definition: c.Definition, Version: c.Version, InstanceID: c.InstanceID, Step: c.Step, Iteration: c.Iteration,
 		Status: status, Recorded: map[string]any{"reason": why, "detail": detail},
 	}).Get(ctx, &v)
@@ -989,7 +989,7 @@ func (d *Driver) cancel(ctx workflow.Context) error {
 		return nil
 	}
 	var v InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyTransition, TransitionInput{
 		InstanceID: c.InstanceID, Trigger: ceremonies.CancelTrigger, From: c.State,
 	}).Get(ctx, &v)
 	if err != nil {
@@ -1095,7 +1095,7 @@ func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any, 
 		return ConsoleOutcome{}, fmt.Errorf("no console step is open in ceremony %s", cer.InstanceID)
 	}
 	var v InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyComplete, CompleteInput{
 		SessionID: d.t.Current(), Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
 		Step: st.ID, Iteration: cer.Iteration, Status: "completed", Recorded: recorded,
 	}).Get(ctx, &v)
@@ -1108,7 +1108,7 @@ func (d *Driver) CompleteConsole(ctx workflow.Context, recorded map[string]any, 
 		// The person's approval is granted by their own identity before
 		// the transition it guards.
 		grant.InstanceID = cer.InstanceID
-		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyApproveGuard, *grant).Get(ctx, &v); err != nil {
+		if err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyApproveGuard, *grant).Get(ctx, &v); err != nil {
 			return ConsoleOutcome{}, fmt.Errorf("grant %s: %w", grant.Guard, err)
 		}
 	}
@@ -1180,7 +1180,7 @@ func (d *Driver) advance(ctx workflow.Context, v InstanceView, reply *stepReply)
 	}
 	trigger := v.Enabled[0]
 	var next InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyTransition, TransitionInput{
 		InstanceID: cer.InstanceID, Trigger: trigger, From: v.State,
 	}).Get(ctx, &next)
 	if err != nil {
@@ -1230,7 +1230,7 @@ func (d *Driver) claim(ctx workflow.Context, step string, iteration int, reply *
 		// approval) holds its claim longer than a step's timeout.
 		lease = st.Lease
 	}
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyClaim, ClaimInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyClaim, ClaimInput{
 		InstanceID: cer.InstanceID, Step: step, Iteration: iteration, Round: round, LeaseTTL: lease, Epoch: cer.Epoch,
 	}).Get(ctx, &v)
 	var app *temporal.ApplicationError

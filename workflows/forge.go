@@ -122,6 +122,13 @@ type PrepareInput struct {
 	About         string `json:"about,omitempty"`
 	// Created is the job's creation time, written in the marker.
 	Created time.Time `json:"created"`
+	// Branch, on a recovered or moved job, is the branch it pushes: a new
+	// clone checks it out when the forge has it, so the job goes on from
+	// what it pushed.
+	Branch string `json:"branch,omitempty"`
+	// Placed: the job was placed on this host by the registry, so the
+	// clone goes in this host's own jobs directory, not the client's.
+	Placed bool `json:"placed,omitempty"`
 }
 
 // PrepareResult is the clone.

@@ -117,7 +117,7 @@ func (d *Driver) stepDone(ctx workflow.Context, c ModelCall, rest []ModelCall, a
 func (d *Driver) handBack(ctx workflow.Context, c ModelCall, rest []ModelCall, approved bool) (*StepHandBack, bool, error) {
 	cer := d.c()
 	var res HandBackResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityCeremonyHandBack, HandBackInput{
+	err := executeLocal(ctx, LocalOptions, ActivityCeremonyHandBack, HandBackInput{
 		SessionID: d.t.Current(), CallKey: c.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact, Published: cer.Published,
 	}).Get(ctx, &res)
 	if err != nil {
@@ -243,7 +243,7 @@ func (d *Driver) runAndJudge(ctx workflow.Context, hb *StepHandBack, cmd *ceremo
 func (d *Driver) completeStep(ctx workflow.Context, hb *StepHandBack) error {
 	cer := d.c()
 	var v InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyComplete, CompleteInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyComplete, CompleteInput{
 		SessionID: d.t.Current(), CallKey: hb.Call.Key, Definition: cer.Definition, Version: cer.Version, InstanceID: cer.InstanceID,
 		Step: cer.Step, Iteration: cer.Iteration, Status: "completed", Recorded: hb.Recorded, Compact: cer.Compact, Published: cer.Published,
 	}).Get(ctx, &v)

@@ -285,7 +285,7 @@ func (h incidentHooks) DecideConsole(ctx workflow.Context, p *PendingState, req 
 	call := ModelCall{Key: p.Call.Key, CallID: p.Call.CallID, Tool: ApproveTool}
 	if req.Decision == contract.Approve {
 		var now DraftDigestResult
-		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityDraftDigest, DraftDigestInput{Root: d.t.st.Root, Path: a.Path}).Get(ctx, &now)
+		err := executeLocal(ctx, LocalOptions, ActivityDraftDigest, DraftDigestInput{Root: d.t.st.Root, Path: a.Path}).Get(ctx, &now)
 		if err != nil {
 			return fmt.Errorf("read draft %s: %w", a.Path, err)
 		}

@@ -56,6 +56,8 @@ const (
 	SearchAttributeRepository  = "AxlrRepository"
 	SearchAttributePullRequest = "AxlrPullRequest"
 	SearchAttributeJobStatus   = "AxlrJobStatus"
+	// SearchAttributeHost is the host a job runs on (Keyword).
+	SearchAttributeHost = "AxlrHost"
 )
 
 // Changes to a job's workflow in flight, by workflow.GetVersion id.
@@ -88,12 +90,12 @@ const candidateReasonBytes = 2000
 
 // jobSearch is what a job's search attributes show.
 type jobSearch struct {
-	id, kind, repository, status string
-	pullRequest                  int
+	id, kind, repository, status, host string
+	pullRequest                        int
 }
 
 func searchOf(r jobs.Record) jobSearch {
-	return jobSearch{id: r.ID, kind: string(r.Kind), repository: r.Repository, status: string(r.Status), pullRequest: r.PullRequest}
+	return jobSearch{id: r.ID, kind: string(r.Kind), repository: r.Repository, status: string(r.Status), host: r.Host, pullRequest: r.PullRequest}
 }
 
 func (s jobSearch) updates() []temporal.SearchAttributeUpdate {
@@ -107,6 +109,9 @@ func (s jobSearch) updates() []temporal.SearchAttributeUpdate {
 	}
 	if s.pullRequest > 0 {
 		u = append(u, temporal.NewSearchAttributeKeyInt64(SearchAttributePullRequest).ValueSet(int64(s.pullRequest)))
+	}
+	if s.host != "" { // a placed job's (versionJobPlacement)
+		u = append(u, temporal.NewSearchAttributeKeyKeyword(SearchAttributeHost).ValueSet(s.host))
 	}
 	return u
 }
@@ -133,6 +138,10 @@ type JobSettings struct {
 	// card too. The destructive list and a check command the person has
 	// not approved still ask.
 	Autonomous bool `json:"autonomous,omitempty"`
+	// HostLost is how long the job's host may go unseen, after one of its
+	// activities found no worker there, before the job moves to another
+	// host (cluster.host_lost_seconds; 0: DefaultHostLost).
+	HostLost time.Duration `json:"host_lost,omitempty"`
 }
 
 // JobInput starts a job's workflow with the record the registry admitted.
@@ -217,8 +226,20 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	}); err != nil {
 		return j.st.Record, fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
-	err := j.run(ctx)
+	// A job started on the cluster queue runs its host-bound activities
+	// on its host's queue, and moves when the host is lost.
+	placed := ctx
+	if in.Host != "" && workflow.GetInfo(ctx).TaskQueueName == ClusterTaskQueue &&
+		workflow.GetVersion(ctx, versionJobPlacement, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		placed = withPlacement(ctx, placement{host: in.Host, queue: HostTaskQueue(in.Host), lost: cmp.Or(in.Settings.HostLost, DefaultHostLost)})
+		j.st.Record.Host = in.Host
+	}
+	err := j.run(placed)
 	cancelled := ctx.Err() != nil || temporal.IsCanceledError(err)
+	if lost := (*HostLostError)(nil); !cancelled && errors.As(err, &lost) {
+		return j.move(ctx, lost)
+	}
+	ctx = placed
 	if cancelled {
 		// Record how it ended even though the workflow is cancelled.
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
@@ -251,6 +272,37 @@ func Job(ctx workflow.Context, in JobInput) (jobs.Record, error) {
 	j.report(ctx)
 	j.tellOrigin(ctx)
 	return j.st.Record, nil
+}
+
+// move places the job on another live host and continues as new there:
+// the new run clones again (checking out the branch it pushed), opens a
+// new session whose first prompt says why, and takes over the ceremony
+// instance where MADE recorded it, under the next recovery's keys.
+func (j *jobRun) move(ctx workflow.Context, lost *HostLostError) (jobs.Record, error) {
+	r := j.view()
+	req := PlaceInput{RequestID: fmt.Sprintf("%s:move:%d", JobWorkflowID(r.ID), r.Recoveries), Job: r.ID, Lost: lost.Host}
+	var to PlaceResult
+	if err := executeActivity(ctx, ClusterOptions, ActivityPlace, req, &to); err != nil {
+		j.st.Record = r
+		j.end(jobs.Interrupted, fmt.Sprintf("%s, and no other host took the job: %s", lost.Error(), failureMessage(err)))
+		j.report(ctx)
+		return j.st.Record, nil
+	}
+	note := fmt.Sprintf("moved from host %s to host %s at %s: %s", lost.Host, to.Host, cmp.Or(r.Step, string(r.Status)), lost.Why)
+	workflow.GetLogger(ctx).Warn("job moved", "job", r.ID, "from", lost.Host, "to", to.Host, "why", lost.Why)
+	r.Moves = append(r.Moves, note)
+	r.Host, r.Status, r.Pending = to.Host, jobs.Preparing, nil
+	r.Recoveries++
+	j.st.Record = r
+	j.report(ctx)
+	next := j.in
+	next.Record, next.Host = j.st.Record, to.Host
+	next.SessionID = movedSession(r.ID, r.Recoveries)
+	next.Recovered = note
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return j.st.Record, err
+	}
+	return j.st.Record, workflow.NewContinueAsNewError(ctx, JobWorkflow, next)
 }
 
 func newJobRun(in JobInput) *jobRun {
@@ -399,6 +451,7 @@ func (j *jobRun) run(ctx workflow.Context) error {
 	if err := executeActivity(ctx, ForgeOptions, ActivityForgePrepare, PrepareInput{
 		Job: r.ID, Kind: string(r.Kind), Repository: r.Repository, Remote: j.in.Settings.Remote, Directory: j.in.Settings.Directory,
 		Brief: r.Brief, OriginSession: r.OriginSession, Build: r.Build, About: j.in.Settings.About, Created: r.Created, Issue: j.in.Issue,
+		Branch: j.pushBranch(), Placed: r.Host != "",
 	}, &prep); err != nil {
 		return fmt.Errorf("prepare the clone: %w", err)
 	}
@@ -467,6 +520,15 @@ func (j *jobRun) run(ctx workflow.Context) error {
 			}
 		}
 	}
+}
+
+// pushBranch is the branch a recovered (or moved) job has pushed, for a
+// new clone to check out; "" for a job's first run.
+func (j *jobRun) pushBranch() string {
+	if j.in.Recovered == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s", j.st.Record.Kind, j.st.Record.ID)
 }
 
 // openCeremony opens the job's instance; a recovered job (resume) takes

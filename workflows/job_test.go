@@ -117,6 +117,8 @@ func (f *repairMADE) ApproveGuard(_ context.Context, in GrantInput) (InstanceVie
 // pull request's state, when pulls is set). An update of the branch lands
 // a new head one read after it is asked, as GitHub's does.
 type fakeForge struct {
+	// prepare, when set, answers Prepare instead.
+	prepare func(context.Context, PrepareInput) (PrepareResult, error)
 	// files are what each proposal's head changes.
 	files []string
 	// moved are the proposals refused for a branch the forge moved.
@@ -151,7 +153,10 @@ func (f *fakeForge) head() string {
 	return "head" + string(rune('0'+f.commits)) + strings.Repeat("u", f.landed)
 }
 
-func (f *fakeForge) Prepare(_ context.Context, in PrepareInput) (PrepareResult, error) {
+func (f *fakeForge) Prepare(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+	if f.prepare != nil {
+		return f.prepare(ctx, in)
+	}
 	return PrepareResult{Clone: in.Directory + "/" + in.Job, Base: "main", Head: "base0"}, nil
 }
 

@@ -80,6 +80,9 @@ type JobLaunchSettings struct {
 	Limits jobs.Limits
 	// Build is the axlr build that asks.
 	Build string
+	// HostLost is cluster.host_lost_seconds, as a duration (0: the
+	// default).
+	HostLost time.Duration
 }
 
 // JobLaunch is a launch decided: what the registry is asked to admit, and
@@ -125,9 +128,9 @@ func NewJobLaunch(s JobLaunchSettings, req LaunchRequest) (JobLaunch, error) {
 // (AxlrRepository); a "#123" brief names the issue it reads.
 func NewJobInput(s JobLaunchSettings, rec jobs.Record, sessionID, model string) JobInput {
 	issue, _ := jobs.IssueNumber(rec.Brief)
-	return JobInput{Record: rec, SessionID: sessionID, Model: model, Issue: issue, Settings: JobSettings{
+	return JobInput{Record: rec, SessionID: sessionID, Host: rec.Host, Model: model, Issue: issue, Settings: JobSettings{
 		Remote: s.remote(rec.Repository), Directory: s.Directory, About: s.About, AutoMerge: s.AutoMerge, Watch: s.Watch, Poll: s.Poll,
-		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install, Autonomous: s.Autonomous,
+		Candidate: strings.EqualFold(rec.Repository, AxlrRepository), Install: s.Install, Autonomous: s.Autonomous, HostLost: s.HostLost,
 	}}
 }
 

@@ -378,7 +378,7 @@ func (p *planRun) verify(ctx workflow.Context) (map[string]any, error) {
 		return nil, errors.New("verify: the planner's session holds no accepted decompose hand-back")
 	}
 	var v plans.Verification
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanVerify,
+	err := executeLocal(ctx, LocalOptions, ActivityPlanVerify,
 		PlanVerifyInput{Plan: r.ID, SessionID: session, CallKey: key, Root: r.Root}).Get(ctx, &v)
 	if err != nil {
 		return nil, fmt.Errorf("verify the plan: %w", err)

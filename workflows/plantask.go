@@ -241,7 +241,7 @@ func sortedUnion(lists ...[]string) []string {
 // taskDigests reads the digests of workspace files.
 func (r *planTaskRun) taskDigests(ctx workflow.Context, paths []string) (map[string]string, error) {
 	var out map[string]string
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskDigests,
+	err := executeLocal(ctx, LocalOptions, ActivityPlanTaskDigests,
 		DigestsInput{Root: r.st.Root, Paths: paths}).Get(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("read the digests of %s: %w", strings.Join(paths, ", "), err)
@@ -252,7 +252,7 @@ func (r *planTaskRun) taskDigests(ctx workflow.Context, paths []string) (map[str
 // workspaceStatus reads the workspace's git status.
 func (r *planTaskRun) workspaceStatus(ctx workflow.Context) (WorkspaceStatus, error) {
 	var out WorkspaceStatus
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskStatus,
+	err := executeLocal(ctx, LocalOptions, ActivityPlanTaskStatus,
 		StatusInput{Root: r.st.Root}).Get(ctx, &out)
 	if err != nil {
 		return out, fmt.Errorf("read the git status of %s: %w", r.st.Root, err)
@@ -342,7 +342,7 @@ func (r *planTaskRun) CheckStep(ctx workflow.Context, step *StepHandBack) (strin
 		return "", fmt.Errorf("step %s checks a plan's task, and ceremony %s runs none", step.Step.ID, cer.InstanceID)
 	}
 	var hb TaskHandBack
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskHandBack, HandBackInput{
+	err := executeLocal(ctx, LocalOptions, ActivityPlanTaskHandBack, HandBackInput{
 		SessionID: r.st.Current(), CallKey: step.Call.Key, Definition: cer.Definition, Version: cer.Version, Step: cer.Step, Compact: cer.Compact,
 	}).Get(ctx, &hb)
 	if err != nil {
@@ -791,7 +791,7 @@ func (r *planTaskRun) start(ctx workflow.Context) (map[string]any, error) {
 	}
 	t.Digests, rec["digests"] = digests, digests
 	if workflow.GetVersion(ctx, versionKeepScope, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
-		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskKeepScope,
+		err := executeLocal(ctx, LocalOptions, ActivityPlanTaskKeepScope,
 			KeepScopeInput{ScopeKey: r.scopeKey(), Paths: sortedUnion(t.Scope)}).Get(ctx, nil)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
@@ -911,7 +911,7 @@ func (r *planTaskRun) scopeKey() ScopeKey {
 // reason.
 func (r *planTaskRun) restoreScope(ctx workflow.Context, res *PlanTaskResult) bool {
 	var out ScopeRestore
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskRestoreScope, r.scopeKey()).Get(ctx, &out)
+	err := executeLocal(ctx, LocalOptions, ActivityPlanTaskRestoreScope, r.scopeKey()).Get(ctx, &out)
 	if err != nil {
 		res.Reason += "; its scope files were not restored: " + failureMessage(err)
 		return false
@@ -923,7 +923,7 @@ func (r *planTaskRun) restoreScope(ctx workflow.Context, res *PlanTaskResult) bo
 // dropScope forgets the kept scope once the task ended. One that cannot
 // be dropped is logged, and the task's end stands.
 func (r *planTaskRun) dropScope(ctx workflow.Context) {
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityPlanTaskDropScope, r.scopeKey()).Get(ctx, nil)
+	err := executeLocal(ctx, LocalOptions, ActivityPlanTaskDropScope, r.scopeKey()).Get(ctx, nil)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("the task's kept scope was not dropped", "plan", r.in.Plan, "task", r.in.Task.ID, "error", err)
 	}

@@ -57,7 +57,7 @@ func (d *Driver) OpenPublished(ctx workflow.Context, name, version string, in Op
 		start.MemoryAbout = in.Memory.About
 	}
 	var res CeremonyStartResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyStart, start).Get(ctx, &res); err != nil {
+	if err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyStart, start).Get(ctx, &res); err != nil {
 		return fmt.Errorf("start ceremony %s: %w", strings.TrimSuffix(name+"@"+version, "@"), err)
 	}
 	return d.opened(ctx, &CeremonyState{
@@ -102,7 +102,7 @@ func (d *Driver) advancePublished(ctx workflow.Context, v InstanceView, reply *s
 		}
 		trigger, others := v.Enabled[0], v.Enabled[1:]
 		var next InstanceView
-		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyTransition, TransitionInput{
+		err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyTransition, TransitionInput{
 			InstanceID: cer.InstanceID, Trigger: trigger, From: v.State, Others: others,
 		}).Get(ctx, &next)
 		if err != nil {
@@ -189,7 +189,7 @@ func (d *Driver) DecideGuard(ctx workflow.Context, p *PendingState, req *DecideR
 	}
 	d.t.SetCall(call, contract.Approve, contract.CallCompleted)
 	var v InstanceView
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyApproveGuard,
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyApproveGuard,
 		GrantInput{InstanceID: c.InstanceID, Guard: g.Guard, Role: g.Role}).Get(ctx, &v)
 	if err != nil {
 		return fmt.Errorf("grant %s: %w", g.Guard, err)
@@ -211,7 +211,7 @@ func (d *Driver) DecideGuard(ctx workflow.Context, p *PendingState, req *DecideR
 func (d *Driver) recheck(ctx workflow.Context) error {
 	c := d.c()
 	var v InstanceView
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyRead, ReadInstanceInput{InstanceID: c.InstanceID}).Get(ctx, &v); err != nil {
+	if err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyRead, ReadInstanceInput{InstanceID: c.InstanceID}).Get(ctx, &v); err != nil {
 		return fmt.Errorf("read ceremony %s: %w", c.InstanceID, err)
 	}
 	var reply stepReply

@@ -82,13 +82,18 @@ func MergeQueue(ctx workflow.Context, in QueueInput) error {
 		if err := workflow.Await(ctx, func() bool { return len(q.st.Entries) > 0 || suggested() }); err != nil {
 			return err
 		}
-		if suggested() {
+		// A queue an older axlr started on a host's queue moves to the
+		// cluster queue, where every host serves it.
+		if moving := onHostQueue(ctx); moving || suggested() {
 			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && len(q.outbox) == 0 }); err != nil {
 				return err
 			}
 			st := q.carried()
 			next := q.in
 			next.State = &st
+			if moving {
+				ctx = workflow.WithWorkflowTaskQueue(ctx, ClusterTaskQueue)
+			}
 			return workflow.NewContinueAsNewError(ctx, QueueWorkflow, next)
 		}
 		seq := q.st.Entries[0].Seq

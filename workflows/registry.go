@@ -58,6 +58,8 @@ type RegistryState struct {
 	// Applied holds the last admissions, so a retried one gets the same
 	// record.
 	Applied []Admitted `json:"applied,omitempty"`
+	// Hosts are the hosts that announced themselves, by id.
+	Hosts []HostSeen `json:"hosts,omitempty"`
 }
 
 // Admitted is an admission the registry applied: the request's id and the
@@ -111,13 +113,35 @@ func JobRegistry(ctx workflow.Context, in RegistryInput) error {
 	if err := workflow.SetQueryHandler(ctx, QueryJobs, r.jobs); err != nil {
 		return fmt.Errorf("register %s: %w", QueryJobs, err)
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdatePlace, r.placeJob,
+		workflow.UpdateHandlerOptions{Validator: r.validatePlaceJob}); err != nil {
+		return fmt.Errorf("register %s: %w", UpdatePlace, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryHosts, r.hosts); err != nil {
+		return fmt.Errorf("register %s: %w", QueryHosts, err)
+	}
 	records := workflow.GetSignalChannel(ctx, SignalJobRecord)
 	places := workflow.GetSignalChannel(ctx, SignalQueuePlace)
+	hosts := workflow.GetSignalChannel(ctx, SignalHostAnnounce)
 	for {
 		if err := workflow.Await(ctx, func() bool {
-			return records.Len() > 0 || places.Len() > 0 || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+			return records.Len() > 0 || places.Len() > 0 || hosts.Len() > 0 || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 		}); err != nil {
 			return err
+		}
+		for {
+			var a HostAnnounce
+			if !hosts.ReceiveAsync(&a) {
+				break
+			}
+			r.announce(ctx, a)
+		}
+		if onHostQueue(ctx) {
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+				return err
+			}
+			st := r.carried()
+			return workflow.NewContinueAsNewError(workflow.WithWorkflowTaskQueue(ctx, ClusterTaskQueue), RegistryWorkflow, RegistryInput{State: &st})
 		}
 		for {
 			var rec jobs.Record
@@ -139,7 +163,7 @@ func JobRegistry(ctx workflow.Context, in RegistryInput) error {
 		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 			return err
 		}
-		if records.Len() > 0 || places.Len() > 0 {
+		if records.Len() > 0 || places.Len() > 0 || hosts.Len() > 0 {
 			continue
 		}
 		st := r.carried()
@@ -163,7 +187,7 @@ func (r *registry) validateAdmit(ctx workflow.Context, req AdmitRequest) error {
 	if strings.TrimSpace(req.RequestID) == "" {
 		return errors.New("admit: request_id is empty")
 	}
-	if err := jobs.Admit(r.st.Records, req.Admission, req.Limits, req.Build); err != nil {
+	if err := jobs.Admit(r.st.Records, req.Admission, r.clusterLimits(ctx, req.Limits), req.Build); err != nil {
 		var ref *jobs.Refusal
 		if errors.As(err, &ref) {
 			return temporal.NewNonRetryableApplicationError(ref.Error(), ErrTypeJobRefused, nil, *ref)
@@ -187,13 +211,10 @@ func (r *registry) admit(ctx workflow.Context, req AdmitRequest) (jobs.Record, e
 	rec := jobs.Record{
 		ID: id, Kind: a.Kind, Signature: a.Signature, Repository: a.Repository, OriginSession: a.OriginSession, Person: a.Person,
 		Brief: a.Brief, Status: jobs.Preparing, Attempt: jobs.NextAttempt(r.st.Records, a.Signature),
-		Build: req.Build, Created: now, Updated: now,
+		Build: req.Build, Created: now, Updated: now, Host: r.freest(now, ""),
 	}
 	r.st.Records = append(r.st.Records, rec)
-	r.st.Applied = append(r.st.Applied, Admitted{Request: req.RequestID, Job: id})
-	if over := len(r.st.Applied) - maxApplied; over > 0 {
-		r.st.Applied = slices.Clone(r.st.Applied[over:])
-	}
+	r.remember(req.RequestID, id)
 	return rec, nil
 }
 
@@ -206,7 +227,7 @@ func (r *registry) validateRecover(ctx workflow.Context, req RecoverRequest) err
 	}
 	rec, err := jobs.Find(r.st.Records, req.Job)
 	if err == nil {
-		err = jobs.Recoverable(rec, r.st.Records, req.Limits)
+		err = jobs.Recoverable(rec, r.st.Records, r.clusterLimits(ctx, req.Limits))
 	}
 	var ref *jobs.Refusal
 	if errors.As(err, &ref) {
@@ -228,10 +249,14 @@ func (r *registry) recover(ctx workflow.Context, req RecoverRequest) (jobs.Recor
 	// instance's epoch): each recovery's are its own.
 	rec.Recoveries++
 	rec.Updated = workflow.Now(ctx).UTC()
-	r.st.Applied = append(r.st.Applied, Admitted{Request: req.RequestID, Job: rec.ID})
-	if over := len(r.st.Applied) - maxApplied; over > 0 {
-		r.st.Applied = slices.Clone(r.st.Applied[over:])
+	// It stays on its host while that host is live, and its clone and
+	// session with it; else it goes to the freest live host.
+	if !r.isLive(rec.Updated, rec.Host) {
+		if host := r.freest(rec.Updated, ""); host != "" {
+			rec.Host = host
+		}
 	}
+	r.remember(req.RequestID, rec.ID)
 	return *rec, nil
 }
 
@@ -284,7 +309,7 @@ func (r *registry) jobs() ([]jobs.Record, error) {
 // carried is the state the next run starts from: within
 // MaxRegistryRecords, dropping the oldest ended records first.
 func (r *registry) carried() RegistryState {
-	st := RegistryState{Applied: slices.Clone(r.st.Applied)}
+	st := RegistryState{Applied: slices.Clone(r.st.Applied), Hosts: slices.Clone(r.st.Hosts)}
 	drop := len(r.st.Records) - MaxRegistryRecords
 	for _, rec := range r.st.Records {
 		if drop > 0 && rec.Terminal() {

@@ -75,7 +75,7 @@ func (d *Driver) Resume(ctx workflow.Context, definition, version string, in Res
 		return "", fmt.Errorf("resume ceremony: no pinned definition %s %s", definition, version)
 	}
 	var res CeremonyResumeResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, CeremonyOptions), ActivityCeremonyResume, CeremonyResumeInput{
+	err := executeLocal(ctx, CeremonyOptions, ActivityCeremonyResume, CeremonyResumeInput{
 		Definition: def.Name, Version: def.Version, InstanceID: in.InstanceID,
 	}).Get(ctx, &res)
 	if err != nil {

@@ -95,7 +95,9 @@ func SessionWorkflowID(sessionID string) string { return "axlr-session-" + sessi
 
 // HostTaskQueue is the task queue of the workflows bound to a host's
 // workspaces and session store.
-func HostTaskQueue(hostID string) string { return "axlr-host-" + hostID }
+func HostTaskQueue(hostID string) string { return hostQueuePrefix + hostID }
+
+const hostQueuePrefix = "axlr-host-"
 
 // SessionActivities are the activities the session workflow calls, by the
 // names above.

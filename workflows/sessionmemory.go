@@ -46,7 +46,7 @@ func (s *sessionRun) recordTurn(ctx workflow.Context, ex *ExecutionState, mode s
 		Key: memoryKey(ctx, "turn", s.st.Turns), About: SessionAbout(session), Turn: s.st.Turns, Mode: mode,
 		Labels: map[string][]string{"session": {session}, "ws": {SessionAbout(session)}, "mode": {cmp.Or(mode, "normal")}}}
 	var res RecordTurnResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, MemoryLocalOptions), ActivityMemoryRecordTurn, in).Get(ctx, &res); err != nil {
+	if err := executeLocal(ctx, MemoryLocalOptions, ActivityMemoryRecordTurn, in).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("the turn was not recorded in memory", "session", session, "error", err)
 	}
 }

@@ -164,7 +164,7 @@ func (s *sessionRun) claimTurn(ctx workflow.Context, executionID string) {
 		about = snap.About
 	}
 	var res SessionTurnResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, SessionRecordOptions), ActivitySessionTurn,
+	if err := executeLocal(ctx, SessionRecordOptions, ActivitySessionTurn,
 		SessionTurnInput{SessionID: s.recordID(), Workspace: s.st.Root, About: about, Record: s.st.Record}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("the session's record did not take the turn", "session", s.recordID(), "error", err)
 		return
@@ -201,7 +201,7 @@ func (s *sessionRun) endTurn(ctx workflow.Context, ex *ExecutionState, closing b
 		in.Model = cmp.Or(snap.Model, in.Model)
 	}
 	var res SessionTurnResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, SessionRecordOptions), ActivitySessionTurnEnd, in).Get(ctx, &res); err != nil {
+	if err := executeLocal(ctx, SessionRecordOptions, ActivitySessionTurnEnd, in).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("the session's record did not take the turn's end", "session", s.recordID(), "error", err)
 		return
 	}

@@ -187,7 +187,7 @@ func (t *Turn) emit(ev contract.Event) { t.st.emit(ev) }
 // decision) and takes the settings snapshot the turn decides with.
 func (t *Turn) Begin(ctx workflow.Context, in BeginTurnInput) error {
 	var begin BeginTurnResult
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityBeginTurn, in).Get(ctx, &begin); err != nil {
+	if err := executeLocal(ctx, LocalOptions, ActivityBeginTurn, in).Get(ctx, &begin); err != nil {
 		return fmt.Errorf("begin turn: %w", err)
 	}
 	t.st.Snapshot = &begin
@@ -350,7 +350,7 @@ func (t *Turn) modelRequest(ctx workflow.Context) (ModelRequestResult, error) {
 func (t *Turn) continueSession(ctx workflow.Context) error {
 	from := t.Current()
 	var res ContinueSessionResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityContinueSession, ContinueSessionInput{
+	err := executeLocal(ctx, LocalOptions, ActivityContinueSession, ContinueSessionInput{
 		SessionID:   from,
 		Revision:    t.st.Revision,
 		ExecutionID: t.st.Execution.ID,
@@ -454,7 +454,7 @@ func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Deci
 	case c.Tool == "local_exec" || c.Host:
 		err = executeActivity(ctx, ExecOptions, ActivityToolCall, in, &res)
 	default:
-		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityToolCall, in).Get(ctx, &res)
+		err = executeLocal(ctx, LocalOptions, ActivityToolCall, in).Get(ctx, &res)
 	}
 	if err != nil {
 		status := contract.CallFailed
@@ -475,7 +475,7 @@ func (t *Turn) runTool(ctx workflow.Context, c ModelCall, decision contract.Deci
 func (t *Turn) Record(ctx workflow.Context, c ModelCall, status contract.CallStatus, decision contract.Decision, msg string) error {
 	idx := t.SetCall(c, decision, status)
 	var res RecordToolResultResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityRecordToolResult, RecordToolResultInput{
+	err := executeLocal(ctx, LocalOptions, ActivityRecordToolResult, RecordToolResultInput{
 		SessionID: t.Current(), Key: c.Key, CallID: c.CallID, Tool: c.Tool, Status: status, Decision: decision, Message: msg,
 	}).Get(ctx, &res)
 	if err != nil {
@@ -492,7 +492,7 @@ func (t *Turn) Record(ctx workflow.Context, c ModelCall, status contract.CallSta
 // once per key; the model reads it with its next request.
 func (t *Turn) AppendConsole(ctx workflow.Context, activity, key, text string) error {
 	var res RecordToolResultResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), activity, AppendNoteInput{
+	err := executeLocal(ctx, LocalOptions, activity, AppendNoteInput{
 		SessionID: t.Current(), Key: key, Text: text,
 	}).Get(ctx, &res)
 	if err != nil {
@@ -562,7 +562,7 @@ func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, 
 		}
 	}
 	var res contract.Result
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, LocalOptions), ActivityFinishExecution, in).Get(ctx, &res)
+	err := executeLocal(ctx, LocalOptions, ActivityFinishExecution, in).Get(ctx, &res)
 	if err != nil {
 		// The session could not be saved: say so in a result built here.
 		res = contract.Result{

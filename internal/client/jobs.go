@@ -19,7 +19,7 @@ import (
 )
 
 // AdmitJob asks the job registry to admit a job, starting the registry on
-// this host when it is not running yet. The registry applies its rules to
+// the cluster queue when it is not running yet. The registry applies its rules to
 // every client's jobs at once; a refusal is a *workflows.JobRefusedError. An empty
 // req.RequestID gets a new id; a retried request gets the same record.
 func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs.Record, error) {
@@ -32,7 +32,7 @@ func (c *Client) AdmitJob(ctx context.Context, req workflows.AdmitRequest) (jobs
 	}
 	start := c.tc.NewWithStartWorkflowOperation(sdkclient.StartWorkflowOptions{
 		ID:                       workflows.RegistryWorkflowID,
-		TaskQueue:                c.taskQueue(),
+		TaskQueue:                workflows.ClusterTaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, workflows.RegistryWorkflow, workflows.RegistryInput{})
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, sdkclient.UpdateWithStartWorkflowOptions{
@@ -92,8 +92,10 @@ func (c *Client) Job(ctx context.Context, id string) (jobs.Record, error) {
 	return jobs.Find(all, id)
 }
 
-// StartJob starts an admitted job's workflow on this host. A retried
-// start attaches to the job's workflow instead of starting a second one.
+// StartJob starts an admitted job's workflow on the cluster queue, placed
+// on the host the registry chose (this host when it chose none). A
+// retried start attaches to the job's workflow instead of starting a
+// second one.
 // The workflow sets its search attributes itself: an attribute the
 // namespace has just registered may not be known to the frontend yet, and
 // a start that carried it would be refused.
@@ -103,7 +105,7 @@ func (c *Client) StartJob(ctx context.Context, in workflows.JobInput) error {
 	}
 	_, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID:                       workflows.JobWorkflowID(in.Record.ID),
-		TaskQueue:                c.taskQueue(),
+		TaskQueue:                workflows.ClusterTaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, workflows.JobWorkflow, in)
 	if err != nil {
@@ -232,12 +234,21 @@ func (c *Client) RecoverJob(ctx context.Context, id, model string) (jobs.Record,
 		return jobs.Record{}, c.jobRefused(err)
 	}
 	why := cmp.Or(full.Reason, "interrupted")
+	moved := full.Host != "" && reg.Host != full.Host
 	full.Status, full.Pending, full.Reason, full.Updated, full.Recoveries = reg.Status, nil, "", reg.Updated, reg.Recoveries
+	if moved {
+		full.Moves = append(full.Moves, fmt.Sprintf("recovered on host %s; host %s, where it ran, is not live", reg.Host, full.Host))
+	}
+	full.Host = reg.Host
 	in, err := c.jobInput(full, model)
 	if err != nil {
 		return full, err
 	}
-	in.SessionID, in.Recovered = full.Session, why
+	in.Recovered = why
+	if !moved {
+		// Its session and clone are on its host: it goes on in them.
+		in.SessionID = full.Session
+	}
 	if err := c.StartJob(ctx, in); err != nil {
 		return full, fmt.Errorf("job %s was taken back but its workflow did not start (try axlr-tui jobs recover %s again): %w", id, id, err)
 	}

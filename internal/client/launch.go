@@ -80,7 +80,7 @@ func JobLaunchSettings(set *settings.Settings, getenv func(string) string) (work
 		Repository: set.RepairRepository(), Remote: set.Repair.Remote, ForgeWeb: web,
 		Directory: set.RepairDirectory(data), About: set.RepairAbout(),
 		AutoMerge: set.Repair.AutoMerge, Install: set.Repair.Install, Autonomous: set.Repair.Autonomous, Watch: set.RepairWatch(), Poll: set.RepairPoll(),
-		Limits: set.JobLimits(), Build: buildinfo.String(),
+		Limits: set.JobLimits(), Build: buildinfo.String(), HostLost: set.Cluster.HostLost(),
 	}, nil
 }
 

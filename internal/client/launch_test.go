@@ -23,13 +23,14 @@ func TestJobLaunchSettings(t *testing.T) {
 	}{
 		{name: "defaults", doc: `{}`, want: workflows.JobLaunchSettings{
 			Repository: "underpass-ai/axlr", ForgeWeb: "https://github.com", Directory: "/x/data/axlr/repairs", About: "repo:underpass-ai/axlr",
-			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(),
+			Watch: 45 * time.Minute, Poll: 30 * time.Second, Limits: jobs.Limits{MaxActive: 2, MaxAttempts: 2}, Build: buildinfo.String(), HostLost: time.Minute,
 		}},
 		{name: "set", doc: `{"repair": {"repository": "acme/app", "remote": "/srv/git/app.git", "directory": "/clones", "about": "project:x",
 			"auto_merge": true, "install": true, "autonomous": true, "watch_minutes": 5, "poll_seconds": 2, "max_attempts": 3},
-			"jobs": {"max_active": 4}, "forge": {"api_url": "https://ghe.example.com/api/v3"}}`, want: workflows.JobLaunchSettings{
+			"jobs": {"max_active": 4}, "forge": {"api_url": "https://ghe.example.com/api/v3"}, "cluster": {"host_lost_seconds": 20}}`, want: workflows.JobLaunchSettings{
 			Repository: "acme/app", Remote: "/srv/git/app.git", ForgeWeb: "https://ghe.example.com", Directory: "/clones", About: "project:x",
 			AutoMerge: true, Install: true, Autonomous: true, Watch: 5 * time.Minute, Poll: 2 * time.Second, Limits: jobs.Limits{MaxActive: 4, MaxAttempts: 3}, Build: buildinfo.String(),
+			HostLost: 20 * time.Second,
 		}},
 	}
 	for _, tt := range tests {

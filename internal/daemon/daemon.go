@@ -39,6 +39,7 @@ import (
 	"github.com/underpass-ai/axlr/agent"
 	"github.com/underpass-ai/axlr/agent/policy"
 	axlrclient "github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/buildinfo"
 	"github.com/underpass-ai/axlr/internal/database"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/internal/hostid"
@@ -126,7 +127,8 @@ type Daemon struct {
 	info     Info
 	identity string
 	temporal client.Client
-	worker   worker.Worker
+	// workers poll this host's queue, then the cluster's.
+	workers []queueWorker
 	// lost are the attempts a dead axlrd left in the in-flight journal.
 	lost []inflightAttempt
 	// chores run beside the worker once axlrd is ready: they never hold
@@ -147,6 +149,12 @@ type Daemon struct {
 
 	shutOnce sync.Once
 	shutErr  error
+}
+
+// queueWorker is a worker and the task queue it polls.
+type queueWorker struct {
+	queue string
+	w     worker.Worker
 }
 
 // part is something the daemon stops, by the name its errors give it.
@@ -242,6 +250,9 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		d.add("the plugins", hosts.Plugins.Close)
 	}
 	fg := openForge(set, o.Getenv, d.log)
+	if data, err := settings.DefaultDataDir(o.Getenv); err == nil {
+		fg.Jobs = set.RepairDirectory(data)
+	}
 	red := redact.New(append(secrets(set, o.Environ, hostSecrets, fg), database.Password(o.Database)))
 	if err := d.dial(ctx, red); err != nil {
 		return err
@@ -293,12 +304,21 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		return err
 	}
 	d.lost = journal.previous()
-	d.worker = worker.New(d.temporal, d.info.TaskQueue, worker.Options{
-		WorkerStopTimeout: 10 * time.Second,
-		BuildID:           "axlrd",
-		Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
+	tasks := &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")}
+	// The same workflows and activities on both queues: what runs where is
+	// the workflows' choice (workflows/cluster.go).
+	for _, queue := range []string{d.info.TaskQueue, workflows.ClusterTaskQueue} {
+		w := worker.New(d.temporal, queue, worker.Options{
+			WorkerStopTimeout: 10 * time.Second,
+			BuildID:           "axlrd",
+			Interceptors:      []interceptor.WorkerInterceptor{journal.interceptor()},
+		})
+		Register(w, acts, cer, fg, tasks, mem)
+		d.workers = append(d.workers, queueWorker{queue, w})
+	}
+	d.chores = append(d.chores, func(ctx context.Context) {
+		announceHost(ctx, d.temporal, workflows.HostAnnounce{ID: host, Capacity: set.JobsPerHost(), Build: buildinfo.String()}, d.log)
 	})
-	Register(d.worker, acts, cer, fg, &activities.PlanTask{Store: store, Workspaces: workspaces, Scopes: filepath.Join(o.StateDir, "scopes")}, mem)
 	return nil
 }
 
@@ -381,8 +401,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	// The ready line waits for the worker's start; w.Run below starts it
 	// no second time (Start is memoized).
-	if err := d.worker.Start(); err != nil {
-		return fmt.Errorf("start worker on %s: %w", d.info.TaskQueue, err)
+	for _, qw := range d.workers {
+		if err := qw.w.Start(); err != nil {
+			return fmt.Errorf("start worker on %s: %w", qw.queue, err)
+		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	interrupt := make(chan any)
@@ -393,12 +415,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		close(interrupt)
 	}()
-	g.Go(func() error {
-		if err := d.worker.Run(interrupt); err != nil {
-			return fmt.Errorf("the worker on %s stopped: %w", d.info.TaskQueue, err)
-		}
-		return nil
-	})
+	for _, qw := range d.workers {
+		g.Go(func() error {
+			if err := qw.w.Run(interrupt); err != nil {
+				return fmt.Errorf("the worker on %s stopped: %w", qw.queue, err)
+			}
+			return nil
+		})
+	}
 	if len(d.lost) > 0 {
 		g.Go(func() error {
 			reapLost(gctx, d.temporal, d.info.Namespace, d.lost, d.log)
@@ -500,6 +524,7 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 	w.RegisterActivityWithOptions(tasks, activity.RegisterOptions{Name: "plantask.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(&activities.Plan{Store: cer.Store}, activity.RegisterOptions{Name: "plan.", DisableAlreadyRegisteredCheck: true})
 	w.RegisterActivityWithOptions(mem, activity.RegisterOptions{Name: "memory.", DisableAlreadyRegisteredCheck: true})
+	w.RegisterActivityWithOptions(&activities.Cluster{}, activity.RegisterOptions{Name: "cluster.", DisableAlreadyRegisteredCheck: true})
 }
 
 // fill applies the settings (the file, then its AXLR_* variables) under

@@ -211,7 +211,7 @@ func (s *stops) got() []string {
 }
 
 func testDaemon(w worker.Worker, parts ...part) *Daemon {
-	return &Daemon{log: zerolog.Nop(), stdout: &strings.Builder{}, worker: w, parts: parts, stop: make(chan struct{}),
+	return &Daemon{log: zerolog.Nop(), stdout: &strings.Builder{}, workers: []queueWorker{{"axlr-host-unit", w}}, parts: parts, stop: make(chan struct{}),
 		info: Info{TaskQueue: "axlr-host-unit"}}
 }
 

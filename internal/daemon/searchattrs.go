@@ -17,7 +17,7 @@ import (
 
 // searchAttributes are the search attributes axlr's workflows upsert:
 // the sessions a session workflow holds; a job's id, kind, repository,
-// pull request and status; a plan's id and status, and its task workers'
+// pull request, status and host; a plan's id and status, and its task workers'
 // plan, task and wave.
 var searchAttributes = map[string]enumspb.IndexedValueType{
 	workflows.SearchAttributeSessions:    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
@@ -26,6 +26,7 @@ var searchAttributes = map[string]enumspb.IndexedValueType{
 	workflows.SearchAttributeRepository:  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePullRequest: enumspb.INDEXED_VALUE_TYPE_INT,
 	workflows.SearchAttributeJobStatus:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SearchAttributeHost:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePlan:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePlanTask:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	workflows.SearchAttributePlanWave:    enumspb.INDEXED_VALUE_TYPE_INT,

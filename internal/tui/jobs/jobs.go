@@ -271,6 +271,12 @@ func (m Model) View() string {
 func details(r jobs.Record) []string {
 	lines := []string{"brief: " + common.OneLine(r.Brief)}
 	lines = append(lines, "origin: "+origin(r), "clone: "+common.Or(r.Clone, "-"))
+	if r.Host != "" {
+		lines = append(lines, "host: "+r.Host)
+	}
+	for _, m := range r.Moves {
+		lines = append(lines, "moved: "+common.OneLine(m))
+	}
 	if r.Reason != "" {
 		lines = append(lines, "reason: "+common.OneLine(r.Reason))
 	}

@@ -23,7 +23,7 @@ import (
 var RecordFields = []string{
 	"id", "kind", "signature", "repository", "origin_session", "person", "session", "sessions", "clone", "brief", "status",
 	"step", "step_attempt", "step_limit", "state", "instance", "check", "pending", "base", "pull_request", "url",
-	"head_sha", "merge_sha", "files", "reason", "rounds", "red_rounds", "memory", "recoveries", "recovery", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
+	"head_sha", "merge_sha", "files", "reason", "rounds", "red_rounds", "memory", "recoveries", "recovery", "host", "moves", "attempt", "candidate", "installed", "queue", "build", "created", "updated",
 }
 
 // RecordHelp is the --json field list of a command that prints job
@@ -81,6 +81,7 @@ func PrintRecord(out io.Writer, r domain.Record) {
 	line("kind", string(r.Kind))
 	line("status", string(r.Status))
 	line("repository", r.Repository)
+	line("host", r.Host)
 	line("step", strings.TrimPrefix(r.StepText(), "-"))
 	line("state", r.State)
 	line("instance", r.Instance)
@@ -95,6 +96,9 @@ func PrintRecord(out io.Writer, r domain.Record) {
 	line("files", strings.Join(r.Files, ", "))
 	line("reason", r.Reason)
 	line("recovery", r.Recovery)
+	for _, m := range r.Moves {
+		line("moved", m)
+	}
 	for _, m := range r.Memory {
 		line("memory", m)
 	}
