@@ -21,10 +21,11 @@ build:
 run:
 	$(GO) run ./cmd/axlrd
 
-## vet: go vet, gofmt and workflowcheck
+## vet: go vet, gofmt, workflowcheck and docker-compose.yml's syntax
 vet: workflowcheck
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+	POSTGRES_PASSWORD=check docker-compose config -q
 
 ## workflowcheck: the SDK's static determinism check of the workflows
 workflowcheck:

@@ -178,11 +178,12 @@ func onHost(ctx workflow.Context, p placement, opts workflow.ActivityOptions, na
 		}
 		left := seen.Seen.Add(p.lost).Sub(workflow.Now(ctx))
 		if left <= 0 {
-			since := "never seen"
+			since := "the host was never seen"
 			if !seen.Seen.IsZero() {
-				since = "not seen since " + seen.Seen.UTC().Format(time.RFC3339)
+				since = "the host was not seen since " + seen.Seen.UTC().Format(time.RFC3339)
 			}
-			return &HostLostError{Host: p.host, Why: fmt.Sprintf("%s found no worker (%s, %s)", name, firstLine(err.Error()), since)}
+			workflow.GetLogger(ctx).Warn("the job's host is lost", "activity", name, "host", p.host, "error", err)
+			return &HostLostError{Host: p.host, Why: fmt.Sprintf("%s found no worker on %s; %s", name, p.queue, since)}
 		}
 		workflow.GetLogger(ctx).Warn("the job's host did not take an activity; trying it again while the host may come back",
 			"activity", name, "host", p.host, "seen", seen.Seen, "error", err)

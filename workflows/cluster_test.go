@@ -195,7 +195,7 @@ func TestJobMovesWhenItsHostIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	if next.Host != "b" || next.Record.Host != "b" || next.Record.Recoveries != 1 || len(next.Record.Moves) != 1 ||
-		!strings.HasPrefix(next.Recovered, "moved from host a to host b at preparing: forge.Prepare found no worker") {
+		!strings.HasPrefix(next.Recovered, "moved from host a to host b at preparing: forge.Prepare found no worker on axlr-host-a; the host was never seen") {
 		t.Errorf("next run: host %s, record %+v, recovered %q", next.Host, next.Record, next.Recovered)
 	}
 	if next.SessionID == sessionID || !session.ValidID(next.SessionID) || next.SessionID != movedSession(h.record.ID, 1) {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/underpass-ai/axlr/internal/database/dbtest"
 	"io"
 	"os"
 	"os/exec"
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 		// axlr-tui itself, in a terminal (tui_test.go).
 		os.Exit(root.Main(context.Background(), factory.New(nil), os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	dbtest.Main(m) // runs the tests, and stops the PostgreSQL server if one started
 }
 
 func fakeMadeMCP() int {

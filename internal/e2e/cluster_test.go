@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/database"
+	"github.com/underpass-ai/axlr/internal/database/dbtest"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/made"
+	"github.com/underpass-ai/axlr/made/embedded"
+	"github.com/underpass-ai/axlr/session"
+	"github.com/underpass-ai/axlr/workflows"
+)
+
+// host is another host of e's cluster: its own state dir, jobs directory
+// and host id, e's settings, model, forge and Temporal frontend.
+func (e *env) host(id string) *env {
+	e.t.Helper()
+	h := *e
+	h.dir = filepath.Join(e.dir, "hosts", id)
+	h.stateDir = filepath.Join(h.dir, "state")
+	h.vars = maps.Clone(e.vars)
+	h.vars["AXLR_HOST_ID"] = id
+	h.vars["XDG_STATE_HOME"] = filepath.Join(h.dir, "xdgstate")
+	h.vars["XDG_DATA_HOME"] = filepath.Join(h.dir, "data")
+	return &h
+}
+
+// waitHosts waits until the registry has heard from every host named.
+func waitHosts(ctx context.Context, t *testing.T, e *env, ids ...string) {
+	t.Helper()
+	c := dialSDK(t, e)
+	for {
+		var seen []workflows.HostSeen
+		v, err := c.QueryWorkflow(ctx, workflows.RegistryWorkflowID, "", workflows.QueryHosts)
+		if err == nil && v.Get(&seen) == nil {
+			n := 0
+			for _, h := range seen {
+				for _, id := range ids {
+					if h.ID == id && time.Since(h.Seen) < workflows.HostLiveWindow {
+						n++
+					}
+				}
+			}
+			if n == len(ids) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("hosts %v never all announced themselves (last %+v, %v)", ids, seen, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TestJobMovesWhenItsHostIsLost runs three hosts on one Temporal
+// namespace and one PostgreSQL database (MADE and memory). A repair
+// admitted on host z is placed on host b, the freest; b is killed with
+// SIGKILL for good while the model works on the diagnose step. Within
+// cluster.host_lost_seconds the job moves to host c: a fresh clone, a new
+// session saying why, the ceremony taken over where MADE recorded it. It
+// ends merged, with one pull request and one merge, the steps b completed
+// not completed again, and its record saying it moved from b to c.
+func TestJobMovesWhenItsHostIsLost(t *testing.T) {
+	var once sync.Once
+	inDiagnose := make(chan struct{})
+	gh, repo, e := repairEnvWith(t, 1, func(req agenttest.Request) agenttest.Reply {
+		r := repairReply(req)
+		if len(r.ToolCalls) > 0 && r.ToolCalls[0].ID == "d1" { // the diagnose step's answer
+			first := false
+			once.Do(func() { first = true; close(inDiagnose) })
+			if first {
+				time.Sleep(3 * time.Second) // the host dies while this request is in flight
+			}
+		}
+		return r
+	})
+	dbURL := dbtest.URL(t)
+	e.vars["AXLR_DATABASE"] = dbURL
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "cluster": {"host_lost_seconds": 5}}`)
+	e.vars["AXLR_HOST_ID"] = "host-z"
+	e.spawn()
+	b := e.host("host-b").spawn("--temporal-address", e.address())
+	e.host("host-c").spawn("--temporal-address", e.address())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	waitHosts(ctx, t, e, "host-z", "host-b", "host-c")
+
+	c := dialAxlrd(t, e)
+	rec := admitRepair(ctx, t, c)
+	if rec.Host != "host-b" {
+		t.Fatalf("the job was placed on %q, want host-b (the freest, first by id)", rec.Host)
+	}
+	sid, err := session.NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.JobInput{Record: rec, Host: rec.Host, SessionID: sid, Model: "m", Settings: workflows.JobSettings{
+		Remote: repo.Path(), Directory: e.dir + "/repairs", Watch: 2 * time.Minute, Poll: time.Second, HostLost: 5 * time.Second}}
+	if err := c.StartJob(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inDiagnose:
+	case <-ctx.Done():
+		t.Fatal("the model never reached the diagnose step")
+	}
+	lost := time.Now()
+	b.kill()
+	t.Log("killed host-b for good during the diagnose step's model request")
+
+	done := decideUntilDone(ctx, t, c, rec.ID)
+	t.Logf("the job moved and ended %s %.1f s after its host was killed; moves: %q", done.Status, time.Since(lost).Seconds(), done.Moves)
+	if done.Status != jobs.Completed || done.Host != "host-c" || len(done.Moves) != 1 ||
+		!strings.HasPrefix(done.Moves[0], "moved from host host-b to host host-c") {
+		t.Fatalf("the job ended %+v", done)
+	}
+	calls := gh.Calls()
+	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || done.MergeSHA == "" {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	if !strings.HasPrefix(done.Clone, filepath.Join(e.dir, "hosts", "host-c")) {
+		t.Errorf("the moved job's clone %s is not host-c's own", done.Clone)
+	}
+	// MADE (in PostgreSQL) completed each step the way through once: the
+	// reproduce step host-b completed was not run again.
+	steps := madeSteps(ctx, t, dbURL, done.Instance)
+	if s := steps["reproduce"]; s.Status != made.StepCompleted || s.Attempt != 1 {
+		t.Errorf("reproduce: %+v, want completed at its first attempt", s)
+	}
+	for _, id := range []string{"diagnose", "repair", "propose", "merge"} {
+		if s, ok := steps[id]; !ok || s.Status != made.StepCompleted {
+			t.Errorf("%s: %+v", id, s)
+		}
+	}
+}
+
+// decideUntilDone approves what the job waits for until it ends.
+func decideUntilDone(ctx context.Context, t *testing.T, c *client.Client, id string) jobs.Record {
+	t.Helper()
+	for {
+		r := waitJob(ctx, t, c, id, jobs.AwaitingApproval, jobs.AwaitingMerge, jobs.Completed)
+		if r.Status == jobs.Completed {
+			return r
+		}
+		if r.Pending == nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: id, Kind: r.Pending.Kind, Approve: true}); err != nil {
+			t.Logf("decide %s: %v", r.Pending.Kind, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// madeSteps reads an instance's steps from the cluster's MADE.
+func madeSteps(ctx context.Context, t *testing.T, url, instance string) map[string]made.Step {
+	t.Helper()
+	db, err := database.Open(ctx, url, database.SchemaMade)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eng, err := embedded.OpenDB(ctx, db, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := eng.Get(ctx, instance)
+	if err != nil {
+		t.Fatalf("instance %s: %v", instance, err)
+	}
+	out := map[string]made.Step{}
+	for _, s := range in.Steps {
+		out[s.StepID] = s
+	}
+	return out
+}
