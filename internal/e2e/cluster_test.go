@@ -135,6 +135,15 @@ func TestJobMovesWhenItsHostIsLost(t *testing.T) {
 	if !strings.HasPrefix(done.Clone, filepath.Join(e.dir, "hosts", "host-c")) {
 		t.Errorf("the moved job's clone %s is not host-c's own", done.Clone)
 	}
+	// The run that moved (placed on b, then continued as new) and the one
+	// that finished on c; the registry with its hosts.
+	d, err := dialSDK(t, e).DescribeWorkflowExecution(ctx, workflows.JobWorkflowID(rec.ID), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	captureRun(t, e, workflows.JobWorkflowID(rec.ID), d.GetWorkflowExecutionInfo().GetFirstRunId(), "job_placed_moved")
+	captureWorkflow(t, e, workflows.JobWorkflowID(rec.ID), "job_placed_after_move")
+	captureWorkflow(t, e, workflows.RegistryWorkflowID, "job_registry_hosts")
 	// MADE (in PostgreSQL) completed each step the way through once: the
 	// reproduce step host-b completed was not run again.
 	steps := madeSteps(ctx, t, dbURL, done.Instance)
