@@ -813,3 +813,60 @@ func TestForgeBuildCandidateConfined(t *testing.T) {
 		t.Fatalf("a build whose cache the sandbox refuses: %+v %v", res, err)
 	}
 }
+
+// TestPrepareMovedAfterPush: a job whose host was lost after it pushed
+// prepares a fresh clone on another host (Placed: in that host's own jobs
+// directory) checked out at the branch it pushed, and proposing the same
+// commit there finds the pull request it opened instead of a second one.
+func TestPrepareMovedAfterPush(t *testing.T) {
+	s, err := githubtest.Start(githubtest.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	repo, err := s.CreateRepository("underpass-ai/app", map[string]string{"calc.go": "package calc\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, err := forge.NewGitHub(forge.Options{APIURL: s.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lost := &Forge{GitHub: gh, Jobs: filepath.Join(t.TempDir(), "b")}
+	prep := workflows.PrepareInput{Job: "20261201-1200-parse-fails", Kind: "repair", Repository: "underpass-ai/app", Remote: repo.Path(),
+		Directory: "/the/client's/own/jobs", Brief: "Parse fails", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Placed: true}
+	p, err := lost.Prepare(ctx, prep)
+	if err != nil || !strings.HasPrefix(p.Clone, lost.Jobs) {
+		t.Fatalf("prepare on the first host: %+v, %v", p, err)
+	}
+	if err := os.WriteFile(filepath.Join(p.Clone, "calc.go"), []byte("package calc\n\n// Fixed.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.ProposeInput{Clone: p.Clone, Repository: "underpass-ai/app", Branch: "repair/" + prep.Job, Base: p.Base,
+		Commit: pull.CommitMessage{Title: "Repair: Parse handles empty input", Body: "## Cause\n…", Trailer: "Repaired-by: AXLR axlr_repair 1.0 axlr-x"},
+		Title:  "Repair: Parse handles empty input", Body: "## Cause\n…"}
+	first, err := lost.Propose(ctx, in)
+	if err != nil || !first.Opened {
+		t.Fatalf("propose on the first host: %+v, %v", first, err)
+	}
+
+	// The first host is gone with its disk; the job moves.
+	next := &Forge{GitHub: gh, Jobs: filepath.Join(t.TempDir(), "c")}
+	prep.Branch = in.Branch
+	moved, err := next.Prepare(ctx, prep)
+	if err != nil || !strings.HasPrefix(moved.Clone, next.Jobs) || moved.Head != first.HeadSHA {
+		t.Fatalf("prepare on the next host: %+v (want its head at the pushed %s), %v", moved, first.HeadSHA, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(moved.Clone, "calc.go")); err != nil || !strings.Contains(string(b), "Fixed") {
+		t.Fatalf("the fresh clone's calc.go: %q, %v", b, err)
+	}
+	in.Clone = moved.Clone
+	again, err := next.Propose(ctx, in)
+	if err != nil || again.Opened || again.PullRequest != first.PullRequest || again.HeadSHA != first.HeadSHA {
+		t.Fatalf("propose on the next host: %+v, %v", again, err)
+	}
+	if calls := s.Calls(); calls.PullRequestsOpened != 1 {
+		t.Fatalf("forge calls %+v: want one pull request", calls)
+	}
+}
