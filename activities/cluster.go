@@ -7,7 +7,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -21,12 +20,7 @@ type Cluster struct {
 	Client client.Client
 }
 
-func (c *Cluster) client(ctx context.Context) client.Client {
-	if c.Client != nil {
-		return c.Client
-	}
-	return activity.GetClient(ctx)
-}
+func (c *Cluster) client(ctx context.Context) client.Client { return orWorkerClient(ctx, c.Client) }
 
 // HostAlive says when a host was last seen: the latest poll of its task
 // queue (for workflow or activity tasks) the frontend remembers, or its

@@ -33,9 +33,12 @@ type Queue struct {
 
 var _ workflows.QueueActivities = (*Queue)(nil)
 
-func (q *Queue) client(ctx context.Context) client.Client {
-	if q.Client != nil {
-		return q.Client
+func (q *Queue) client(ctx context.Context) client.Client { return orWorkerClient(ctx, q.Client) }
+
+// orWorkerClient is c, else the client of the worker running the activity.
+func orWorkerClient(ctx context.Context, c client.Client) client.Client {
+	if c != nil {
+		return c
 	}
 	return activity.GetClient(ctx)
 }
