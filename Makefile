@@ -9,7 +9,7 @@ GO ?= go
 SERVER_PKGS := ./internal/e2e/ ./internal/daemon/ ./internal/embedtemporal/ ./cmd/axlrd/
 RACE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/e2e -e /internal/daemon -e /internal/embedtemporal -e /cmd/axlrd)
 
-.PHONY: all build run test vet workflowcheck bench
+.PHONY: all build run test vet workflowcheck bench bench-cluster
 
 all: build
 
@@ -44,3 +44,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkExecTrue' -benchtime 300x ./cmd/axlrd/
 	$(GO) test -run '^$$' -bench 'Benchmark(Wake|Write)$$' -benchtime 300x ./kmp/embedded/
 	$(GO) test -run '^$$' -bench 'BenchmarkTurnRecord' -benchtime 200x ./activities/
+
+## bench-cluster: three axlrd on one namespace and one PostgreSQL (started from Debian's packages)
+bench-cluster:
+	$(GO) test -run '^$$' -bench 'BenchmarkClusterAdmission' -benchtime 20x ./internal/e2e/

@@ -35,7 +35,7 @@ func (e *env) host(id string) *env {
 }
 
 // waitHosts waits until the registry has heard from every host named.
-func waitHosts(ctx context.Context, t *testing.T, e *env, ids ...string) {
+func waitHosts(ctx context.Context, t testing.TB, e *env, ids ...string) {
 	t.Helper()
 	c := dialSDK(t, e)
 	for {

@@ -19,7 +19,7 @@ import (
 )
 
 // dialAxlrd connects internal/client to the test's axlrd.
-func dialAxlrd(t *testing.T, e *env) *client.Client {
+func dialAxlrd(t testing.TB, e *env) *client.Client {
 	t.Helper()
 	c, err := client.Dial(context.Background(), client.Options{Address: e.address(), Getenv: e.getenv})
 	if err != nil {
@@ -30,7 +30,7 @@ func dialAxlrd(t *testing.T, e *env) *client.Client {
 }
 
 // dialSDK connects Temporal's own client to the test's axlrd.
-func dialSDK(t *testing.T, e *env) sdkclient.Client {
+func dialSDK(t testing.TB, e *env) sdkclient.Client {
 	t.Helper()
 	c, err := sdkclient.Dial(sdkclient.Options{HostPort: e.address(), Logger: quiet{}})
 	if err != nil {
