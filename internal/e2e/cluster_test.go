@@ -71,11 +71,37 @@ func waitHosts(ctx context.Context, t testing.TB, e *env, ids ...string) {
 // ends merged, with one pull request and one merge, the steps b completed
 // not completed again, and its record saying it moved from b to c.
 func TestJobMovesWhenItsHostIsLost(t *testing.T) {
+	e, rec := movingRepair(t, false)
+	ctx := t.Context()
+	// The run that moved (placed on b, then continued as new) and the one
+	// that finished on c; the registry with its hosts.
+	d, err := dialSDK(t, e).DescribeWorkflowExecution(ctx, workflows.JobWorkflowID(rec.ID), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	captureRun(t, e, workflows.JobWorkflowID(rec.ID), d.GetWorkflowExecutionInfo().GetFirstRunId(), "job_placed_moved")
+	captureWorkflow(t, e, workflows.JobWorkflowID(rec.ID), "job_placed_after_move")
+	captureWorkflow(t, e, workflows.RegistryWorkflowID, "job_registry_hosts")
+}
+
+// TestJobMovesAfterItsPush kills the job's host for good between its push
+// and its pull request's opening (the forge refusing the first opens): on
+// the next host the fresh clone checks out the pushed branch, the pull
+// request is opened once, and the job ends merged once.
+func TestJobMovesAfterItsPush(t *testing.T) {
+	movingRepair(t, true)
+}
+
+// movingRepair runs a repair on three hosts and kills the one it was
+// placed on, during the diagnose step's model request or after its push,
+// and checks how the job ended on the next host.
+func movingRepair(t *testing.T, afterPush bool) (*env, jobs.Record) {
+	t.Helper()
 	var once sync.Once
 	inDiagnose := make(chan struct{})
 	gh, repo, e := repairEnvWith(t, 1, func(req agenttest.Request) agenttest.Reply {
 		r := repairReply(req)
-		if len(r.ToolCalls) > 0 && r.ToolCalls[0].ID == "d1" { // the diagnose step's answer
+		if len(r.ToolCalls) > 0 && r.ToolCalls[0].ID == "d1" && !afterPush { // the diagnose step's answer
 			first := false
 			once.Do(func() { first = true; close(inDiagnose) })
 			if first {
@@ -110,17 +136,26 @@ func TestJobMovesWhenItsHostIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJob(ctx, t, c, rec.ID, jobs.AwaitingApproval)
+	if afterPush {
+		// The branch is pushed, then the forge refuses to open the pull
+		// request for a while: host-b dies in between.
+		gh.Fail("POST /repos/underpass-ai/calc/pulls", 502, 4)
+	}
 	if _, err := c.DecideJob(ctx, workflows.JobDecision{Job: rec.ID, Kind: jobs.PendingCheck, Approve: true}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-inDiagnose:
-	case <-ctx.Done():
-		t.Fatal("the model never reached the diagnose step")
+	if afterPush {
+		waitBranch(ctx, t, repo, "repair/"+rec.ID)
+	} else {
+		select {
+		case <-inDiagnose:
+		case <-ctx.Done():
+			t.Fatal("the model never reached the diagnose step")
+		}
 	}
 	lost := time.Now()
 	b.kill()
-	t.Log("killed host-b for good during the diagnose step's model request")
+	t.Logf("killed host-b for good (after its push: %v)", afterPush)
 
 	done := decideUntilDone(ctx, t, c, rec.ID)
 	t.Logf("the job moved and ended %s %.1f s after its host was killed; moves: %q", done.Status, time.Since(lost).Seconds(), done.Moves)
@@ -135,26 +170,27 @@ func TestJobMovesWhenItsHostIsLost(t *testing.T) {
 	if !strings.HasPrefix(done.Clone, filepath.Join(e.dir, "hosts", "host-c")) {
 		t.Errorf("the moved job's clone %s is not host-c's own", done.Clone)
 	}
-	// The run that moved (placed on b, then continued as new) and the one
-	// that finished on c; the registry with its hosts.
-	d, err := dialSDK(t, e).DescribeWorkflowExecution(ctx, workflows.JobWorkflowID(rec.ID), "")
-	if err != nil {
-		t.Fatal(err)
+	if prs := repo.PullRequests(); len(prs) != 1 {
+		t.Fatalf("%d pull requests", len(prs))
 	}
-	captureRun(t, e, workflows.JobWorkflowID(rec.ID), d.GetWorkflowExecutionInfo().GetFirstRunId(), "job_placed_moved")
-	captureWorkflow(t, e, workflows.JobWorkflowID(rec.ID), "job_placed_after_move")
-	captureWorkflow(t, e, workflows.RegistryWorkflowID, "job_registry_hosts")
-	// MADE (in PostgreSQL) completed each step the way through once: the
-	// reproduce step host-b completed was not run again.
+	// MADE (in PostgreSQL) completed each step once: the steps host-b
+	// completed were not run again.
 	steps := madeSteps(ctx, t, dbURL, done.Instance)
-	if s := steps["reproduce"]; s.Status != made.StepCompleted || s.Attempt != 1 {
-		t.Errorf("reproduce: %+v, want completed at its first attempt", s)
+	again := []string{"reproduce"}
+	if afterPush {
+		again = append(again, "diagnose", "repair")
+	}
+	for _, id := range again {
+		if s := steps[id]; s.Status != made.StepCompleted || s.Attempt != 1 {
+			t.Errorf("%s: %+v, want completed at its first attempt", id, s)
+		}
 	}
 	for _, id := range []string{"diagnose", "repair", "propose", "merge"} {
 		if s, ok := steps[id]; !ok || s.Status != made.StepCompleted {
 			t.Errorf("%s: %+v", id, s)
 		}
 	}
+	return e, rec
 }
 
 // decideUntilDone approves what the job waits for until it ends.
