@@ -234,3 +234,34 @@ func madeSteps(ctx context.Context, t *testing.T, url, instance string) map[stri
 	}
 	return out
 }
+
+// TestSessionStaysOnItsHost: a session runs on its host's queue; another
+// host of the cluster killed with SIGKILL in the middle of its turn
+// changes nothing for it.
+func TestSessionStaysOnItsHost(t *testing.T) {
+	killed := make(chan struct{})
+	var b *process
+	var once sync.Once
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		once.Do(func() { b.kill(); close(killed) }) // host-b dies while the turn waits for the model
+		return agenttest.Reply{Text: "Done on host-z."}
+	})
+	e := newEnv(t, model.URL)
+	e.vars["AXLR_DATABASE"] = dbtest.URL(t)
+	e.writeSettings(`{"model": "m"}`)
+	e.vars["AXLR_HOST_ID"] = "host-z"
+	e.spawn()
+	b = e.host("host-b").spawn("--temporal-address", e.address())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	waitHosts(ctx, t, e, "host-z", "host-b")
+	r := e.tui(ctx, "--exec", "say where you run", "--model", "m")
+	select {
+	case <-killed:
+	default:
+		t.Fatal("host-b was not killed during the turn")
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "Done on host-z.") {
+		t.Fatalf("the session's turn with host-b killed: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
