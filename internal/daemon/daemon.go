@@ -129,6 +129,9 @@ type Daemon struct {
 	temporal client.Client
 	// workers poll this host's queue, then the cluster's.
 	workers []queueWorker
+	// external: axlrd uses a cluster (--temporal-address), not its own
+	// embedded server.
+	external bool
 	// lost are the attempts a dead axlrd left in the in-flight journal.
 	lost []inflightAttempt
 	// chores run beside the worker once axlrd is ready: they never hold
@@ -237,6 +240,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 		}
 	}
 	d.info = Info{Frontend: o.TemporalAddress, Namespace: o.Namespace, StateDir: o.StateDir, HostID: host, TaskQueue: workflows.HostTaskQueue(host)}
+	d.external = o.TemporalAddress != ""
 	if o.TemporalAddress == "" {
 		if err := d.startServer(o); err != nil {
 			return fmt.Errorf("start the embedded Temporal server: %w", err)
@@ -380,7 +384,14 @@ func (d *Daemon) dial(ctx context.Context, red *redact.Redactor) error {
 	}
 	d.add("the Temporal client", func() error { c.Close(); return nil })
 	d.temporal, d.identity = c, identity
-	return ensureSearchAttributes(ctx, c, d.info.Namespace)
+	// The embedded server's services share one namespace registry, which
+	// learns new attributes at once; a cluster's learn them at their next
+	// refresh.
+	settle := time.Duration(0)
+	if d.external {
+		settle = searchAttributesSettle
+	}
+	return ensureSearchAttributes(ctx, c, d.info.Namespace, settle)
 }
 
 // Run runs the worker (w.Run, interrupted when ctx is done or Shutdown

@@ -37,7 +37,7 @@ var searchAttributes = map[string]enumspb.IndexedValueType{
 // searchAttributes it misses: the workflows upsert them, and an unknown
 // attribute would fail their workflow tasks. One registered with another
 // type is an error.
-func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+func ensureSearchAttributes(ctx context.Context, c client.Client, namespace string, settle time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
@@ -67,5 +67,20 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		return fmt.Errorf("register search attributes %s on namespace %s: %w; an operator can add them with: %s",
 			strings.Join(names, ", "), namespace, err, strings.Join(create, "; "))
 	}
+	// A cluster's services learn a namespace's new attributes when they
+	// next refresh their namespace cache (system.namespaceCacheRefreshInterval,
+	// 2 s by default); a workflow upserting one before fails its task, and
+	// an update waiting on that task fails with it. axlrd is not ready
+	// before they know them: it waits settle.
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("register search attributes on namespace %s: %w", namespace, ctx.Err())
+	case <-time.After(settle):
+	}
 	return nil
 }
+
+// searchAttributesSettle is how long axlrd on a cluster waits after
+// registering search attributes: two of the server's default namespace
+// cache refreshes.
+const searchAttributesSettle = 4 * time.Second

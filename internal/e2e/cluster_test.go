@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/cluster"
 	"github.com/underpass-ai/axlr/internal/database"
 	"github.com/underpass-ai/axlr/internal/database/dbtest"
 	"github.com/underpass-ai/axlr/jobs"
@@ -19,6 +22,52 @@ import (
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
+
+// The cluster tests share one Temporal server per package, built from the
+// pinned module and persisting to the package's PostgreSQL; each test has
+// a namespace of its own.
+var sharedTemporal struct {
+	once sync.Once
+	t    *cluster.Temporal
+	err  error
+}
+
+// onCluster points e at the shared Temporal server, in a new namespace
+// named for the test, with the cluster's database: every axlrd of e and
+// its hosts runs with --temporal-address, as hosts of a real cluster do.
+func (e *env) onCluster(t *testing.T) *cluster.Temporal {
+	t.Helper()
+	sharedTemporal.once.Do(func() {
+		dir, err := os.MkdirTemp("", "axlr-temporal-")
+		if err != nil {
+			sharedTemporal.err = err
+			return
+		}
+		sharedTemporal.t, sharedTemporal.err = cluster.StartTemporal(context.Background(),
+			cluster.TemporalOptions{Postgres: dbtest.Server(t), Dir: dir})
+	})
+	if sharedTemporal.err != nil {
+		t.Fatal(sharedTemporal.err)
+	}
+	tp := sharedTemporal.t
+	ns := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if err := tp.RegisterNamespace(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(tp.Address, ":")
+	fmt.Sscan(port, &e.port)
+	e.vars["AXLR_NAMESPACE"] = ns
+	e.vars["AXLR_TEMPORAL_ADDRESS"] = tp.Address
+	e.vars["AXLR_DATABASE"] = dbtest.URL(t)
+	return tp
+}
+
+// stopTemporal stops the shared server, if a test started it.
+func stopTemporal() {
+	if sharedTemporal.t != nil {
+		_ = sharedTemporal.t.Stop()
+	}
+}
 
 // host is another host of e's cluster: its own state dir, jobs directory
 // and host id, e's settings, model, forge and Temporal frontend.
@@ -95,7 +144,7 @@ func TestJobMovesAfterItsPush(t *testing.T) {
 // movingRepair runs a repair on three hosts and kills the one it was
 // placed on, during the diagnose step's model request or after its push,
 // and checks how the job ended on the next host.
-func movingRepair(t *testing.T, afterPush bool) (*env, jobs.Record) {
+func movingRepair(t *testing.T, afterPush bool, during ...func(*cluster.Temporal)) (*env, jobs.Record) {
 	t.Helper()
 	var once sync.Once
 	inDiagnose := make(chan struct{})
@@ -110,13 +159,13 @@ func movingRepair(t *testing.T, afterPush bool) (*env, jobs.Record) {
 		}
 		return r
 	})
-	dbURL := dbtest.URL(t)
-	e.vars["AXLR_DATABASE"] = dbURL
+	tp := e.onCluster(t)
+	dbURL := e.vars["AXLR_DATABASE"]
 	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "cluster": {"host_lost_seconds": 5}}`)
 	e.vars["AXLR_HOST_ID"] = "host-z"
-	e.spawn()
-	b := e.host("host-b").spawn("--temporal-address", e.address())
-	e.host("host-c").spawn("--temporal-address", e.address())
+	e.spawnReady(t)
+	b := e.host("host-b").spawnReady(t)
+	e.host("host-c").spawnReady(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	waitHosts(ctx, t, e, "host-z", "host-b", "host-c")
@@ -152,6 +201,9 @@ func movingRepair(t *testing.T, afterPush bool) (*env, jobs.Record) {
 		case <-ctx.Done():
 			t.Fatal("the model never reached the diagnose step")
 		}
+	}
+	for _, f := range during {
+		f(tp)
 	}
 	lost := time.Now()
 	b.kill()
@@ -191,6 +243,37 @@ func movingRepair(t *testing.T, afterPush bool) (*env, jobs.Record) {
 		}
 	}
 	return e, rec
+}
+
+// spawnReady starts axlrd on the cluster, trying again while the test's
+// new namespace has not reached every service of the server.
+func (e *env) spawnReady(t *testing.T) *process {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		p, err := e.trySpawn()
+		if err == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestJobThroughTemporalKill kills the Temporal server with SIGKILL, and
+// starts it again, while a repair runs on the cluster, then kills the
+// job's host for good: the job still moves and ends merged once.
+func TestJobThroughTemporalKill(t *testing.T) {
+	movingRepair(t, false, func(tp *cluster.Temporal) {
+		if err := tp.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("killed the Temporal server with SIGKILL")
+		if err := tp.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // decideUntilDone approves what the job waits for until it ends.
@@ -247,11 +330,11 @@ func TestSessionStaysOnItsHost(t *testing.T) {
 		return agenttest.Reply{Text: "Done on host-z."}
 	})
 	e := newEnv(t, model.URL)
-	e.vars["AXLR_DATABASE"] = dbtest.URL(t)
+	e.onCluster(t)
 	e.writeSettings(`{"model": "m"}`)
 	e.vars["AXLR_HOST_ID"] = "host-z"
-	e.spawn()
-	b = e.host("host-b").spawn("--temporal-address", e.address())
+	e.spawnReady(t)
+	b = e.host("host-b").spawnReady(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	waitHosts(ctx, t, e, "host-z", "host-b")
@@ -259,7 +342,7 @@ func TestSessionStaysOnItsHost(t *testing.T) {
 	select {
 	case <-killed:
 	default:
-		t.Fatal("host-b was not killed during the turn")
+		t.Fatalf("host-b was not killed during the turn: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if r.code != 0 || !strings.Contains(r.stdout, "Done on host-z.") {
 		t.Fatalf("the session's turn with host-b killed: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -57,7 +57,10 @@ func TestMain(m *testing.M) {
 		// axlr-tui itself, in a terminal (tui_test.go).
 		os.Exit(root.Main(context.Background(), factory.New(nil), os.Args[1:]))
 	}
-	dbtest.Main(m) // runs the tests, and stops the PostgreSQL server if one started
+	code := m.Run()
+	stopTemporal()
+	dbtest.Stop()
+	os.Exit(code)
 }
 
 func fakeMadeMCP() int {

@@ -32,7 +32,7 @@ func dialAxlrd(t testing.TB, e *env) *client.Client {
 // dialSDK connects Temporal's own client to the test's axlrd.
 func dialSDK(t testing.TB, e *env) sdkclient.Client {
 	t.Helper()
-	c, err := sdkclient.Dial(sdkclient.Options{HostPort: e.address(), Logger: quiet{}})
+	c, err := sdkclient.Dial(sdkclient.Options{HostPort: e.address(), Namespace: e.vars["AXLR_NAMESPACE"], Logger: quiet{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,12 +28,25 @@ var shared struct {
 // it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the server if one started (Main's end, for a TestMain that
+// stops more).
+func Stop() {
 	if shared.pg != nil {
 		if err := shared.pg.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "dbtest:", err)
 		}
 	}
-	os.Exit(code)
+}
+
+// Server is the test server, started on first use.
+func Server(t testing.TB) *cluster.Postgres {
+	t.Helper()
+	URL(t)
+	return shared.pg
 }
 
 // URL is the address of the test server's database, starting the server
