@@ -9,7 +9,7 @@ GO ?= go
 SERVER_PKGS := ./internal/e2e/ ./internal/daemon/ ./internal/embedtemporal/ ./cmd/axlrd/
 RACE_PKGS = $(shell $(GO) list ./... | grep -v -e /internal/e2e -e /internal/daemon -e /internal/embedtemporal -e /cmd/axlrd)
 
-.PHONY: all build run test vet workflowcheck bench bench-cluster
+.PHONY: all build run test vet workflowcheck bench bench-cluster cluster
 
 all: build
 
@@ -44,6 +44,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkExecTrue' -benchtime 300x ./cmd/axlrd/
 	$(GO) test -run '^$$' -bench 'Benchmark(Wake|Write)$$' -benchtime 300x ./kmp/embedded/
 	$(GO) test -run '^$$' -bench 'BenchmarkTurnRecord' -benchtime 200x ./activities/
+
+## cluster: PostgreSQL, Temporal on it and three axlrd on this machine, without Docker (state in .cluster/)
+cluster:
+	$(GO) run ./internal/cluster/clusterd
 
 ## bench-cluster: three axlrd on one namespace and one PostgreSQL (started from Debian's packages)
 bench-cluster:

@@ -224,6 +224,20 @@ func (p *Postgres) CreateDatabase(ctx context.Context, name string) (string, err
 	return p.URL(name), nil
 }
 
+// hasTable reports whether a database's search path holds a table.
+func (p *Postgres) hasTable(ctx context.Context, database, table string) (bool, error) {
+	db, err := sql.Open("pgx", p.URL(database))
+	if err != nil {
+		return false, fmt.Errorf("postgres: %w", err)
+	}
+	defer db.Close()
+	var ok bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&ok); err != nil {
+		return false, fmt.Errorf("postgres: look for table %s in %s: %w", table, database, err)
+	}
+	return ok, nil
+}
+
 // quoteIdent quotes an SQL identifier.
 func quoteIdent(s string) string {
 	out := []byte{'"'}

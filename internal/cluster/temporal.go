@@ -73,7 +73,13 @@ func StartTemporal(ctx context.Context, o TemporalOptions) (*Temporal, error) {
 		if _, err := o.Postgres.CreateDatabase(ctx, db.name); err != nil {
 			return nil, fmt.Errorf("temporal: %w", err)
 		}
-		for _, args := range [][]string{{"setup-schema", "-v", "0.0"}, {"update-schema", "-d", filepath.Join(schema, db.dir, "versioned")}} {
+		steps := [][]string{{"setup-schema", "-v", "0.0"}, {"update-schema", "-d", filepath.Join(schema, db.dir, "versioned")}}
+		if set, err := o.Postgres.hasTable(ctx, db.name, "schema_version"); err != nil {
+			return nil, fmt.Errorf("temporal: %w", err)
+		} else if set {
+			steps = steps[1:] // set up before: only brought up to date
+		}
+		for _, args := range steps {
 			tool := exec.CommandContext(ctx, filepath.Join(bin, "sql"), append([]string{"--plugin", "postgres12", "--ep", "127.0.0.1",
 				"-p", fmt.Sprint(o.Postgres.Port), "-u", o.Postgres.User, "--db", db.name}, args...)...)
 			tool.Stdout, tool.Stderr = o.Log, o.Log
