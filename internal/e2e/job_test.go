@@ -64,12 +64,18 @@ func repairEnv(t *testing.T, afterReads int) (*githubtest.Server, *githubtest.Re
 // repairEnvWith is repairEnv with the model's replies.
 func repairEnvWith(t *testing.T, afterReads int, reply func(agenttest.Request) agenttest.Reply) (*githubtest.Server, *githubtest.Repository, *env) {
 	t.Helper()
+	return repairWorld(t, calcFiles, afterReads, reply)
+}
+
+// repairWorld is repairEnvWith with the repository's files.
+func repairWorld(t testing.TB, files map[string]string, afterReads int, reply func(agenttest.Request) agenttest.Reply) (*githubtest.Server, *githubtest.Repository, *env) {
+	t.Helper()
 	gh, err := githubtest.Start(githubtest.Config{Token: "gh-test-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(gh.Close)
-	repo, err := gh.CreateRepository("underpass-ai/calc", calcFiles)
+	repo, err := gh.CreateRepository("underpass-ai/calc", files)
 	if err != nil {
 		t.Fatal(err)
 	}
