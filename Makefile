@@ -49,6 +49,8 @@ bench:
 cluster:
 	$(GO) run ./internal/cluster/clusterd
 
-## bench-cluster: three axlrd on one namespace and one PostgreSQL (started from Debian's packages)
+## bench-cluster: axlrd hosts on the Temporal server built from the pinned module, on PostgreSQL from Debian's packages
 bench-cluster:
 	$(GO) test -run '^$$' -bench 'BenchmarkClusterAdmission' -benchtime 20x ./internal/e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkClusterJobs' -benchtime 12x -timeout 20m ./internal/e2e/
+	$(GO) test -run '^$$' -bench 'BenchmarkClusterHostLoss' -benchtime 3x -timeout 20m ./internal/e2e/

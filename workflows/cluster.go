@@ -40,7 +40,16 @@ const (
 	// versionClusterQueue moves the registry and the merge queues, started
 	// on a host's queue before, onto the cluster queue.
 	versionClusterQueue = "cluster-queue"
+	// versionHostProbe first waits hostProbe, not the whole bound, for a
+	// placed job's activity to be taken, then asks when its host was seen:
+	// a host lost mid-activity is then lost host_lost_seconds after its
+	// last poll, not that long after the activity's heartbeat timed out.
+	versionHostProbe = "host-probe"
 )
+
+// hostProbe is how long a placed job's activity first waits in its host's
+// queue before the job asks when the host was last seen.
+const hostProbe = 2 * time.Second
 
 // Activities of the cluster, run on the cluster queue.
 const (
@@ -157,12 +166,15 @@ func (f *hostFuture) Get(ctx workflow.Context, out any) error {
 func (f *hostFuture) IsReady() bool { return false }
 
 // onHost runs a placed job's activity on its host's queue, and when the
-// host does not take it, asks when the host was seen: seen within the
-// bound, the activity is scheduled again for the rest of it (the host may
-// be restarting); not seen, the host is lost.
+// host does not take it within hostProbe, asks when the host was seen:
+// seen within the bound, the activity is scheduled again for the rest of
+// it (the host may be restarting); not seen, the host is lost.
 func onHost(ctx workflow.Context, p placement, opts workflow.ActivityOptions, name string, in, out any) error {
 	opts.TaskQueue = p.queue
 	opts.ScheduleToStartTimeout = p.lost
+	if workflow.GetVersion(ctx, versionHostProbe, workflow.DefaultVersion, 1) == 1 {
+		opts.ScheduleToStartTimeout = min(p.lost, hostProbe)
+	}
 	for losses := 0; ; losses++ {
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), name, in).Get(ctx, out)
 		if err == nil || !hostTrouble(err) {

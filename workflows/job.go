@@ -288,7 +288,7 @@ func (j *jobRun) move(ctx workflow.Context, lost *HostLostError) (jobs.Record, e
 		j.report(ctx)
 		return j.st.Record, nil
 	}
-	note := fmt.Sprintf("moved from host %s to host %s at %s: %s", lost.Host, to.Host, cmp.Or(r.Step, string(r.Status)), lost.Why)
+	note := fmt.Sprintf(movedFrom+"%s to host %s at %s: %s", lost.Host, to.Host, cmp.Or(r.Step, string(r.Status)), lost.Why)
 	workflow.GetLogger(ctx).Warn("job moved", "job", r.ID, "from", lost.Host, "to", to.Host, "why", lost.Why)
 	r.Moves = append(r.Moves, note)
 	r.Host, r.Status, r.Pending = to.Host, jobs.Preparing, nil
@@ -479,6 +479,9 @@ func (j *jobRun) run(ctx workflow.Context) error {
 		}
 	}
 	switch {
+	case resume && strings.HasPrefix(j.in.Recovered, movedFrom) &&
+		workflow.GetVersion(ctx, versionMovedNote, workflow.DefaultVersion, 1) == 1:
+		prompt += "\n\n" + MovedNote(j.in.Recovered)
 	case resume:
 		prompt += "\n\n" + ResumedNote(j.in.Recovered)
 	case j.in.Recovered != "":
@@ -664,6 +667,22 @@ func RecoveredNote(why string) string {
 func ResumedNote(why string) string {
 	return "[AXLR] The person recovered this job: its earlier run stopped (" + why +
 		"). The clone holds what that run changed, and the ceremony goes on from what MADE and the forge recorded."
+}
+
+// movedFrom begins the note of a job's move: "moved from host A to host
+// B at STEP: why".
+const movedFrom = "moved from host "
+
+// versionMovedNote tells a moved job's new session that AXLR moved it,
+// where before it said the person recovered it.
+const versionMovedNote = "moved-note"
+
+// MovedNote is what the first prompt of a job moved to another host adds
+// to its brief: why it moved, and that it goes on from what MADE and the
+// forge recorded in a fresh clone.
+func MovedNote(move string) string {
+	return "[AXLR] AXLR moved this job " + strings.TrimPrefix(move, "moved ") +
+		". Its earlier run's host is gone: this is a fresh clone (with the job's branch, if it was pushed), and the ceremony goes on from what MADE and the forge recorded."
 }
 
 // title is the pull request's: the first sentence of the model's summary

@@ -34,6 +34,18 @@ func fleetFiles(n int) map[string]string {
 // fleetBrief is the brief of a fleet repair: "TestN3 fails".
 var fleetBrief = regexp.MustCompile(`TestN([0-9]+) fails`)
 
+// fleetRepair is the number of the function a fleet repair's request is
+// about, from its brief in any of the user's messages (a moved job's new
+// session opens with the note saying why), or "".
+func fleetRepair(req agenttest.Request) string {
+	for _, m := range req.Messages {
+		if sub := fleetBrief.FindStringSubmatch(m.Content); m.Role == "user" && sub != nil {
+			return sub[1]
+		}
+	}
+	return ""
+}
+
 // fleetLatency is how long the fleet's scripted model takes to answer.
 const fleetLatency = 300 * time.Millisecond
 
@@ -41,13 +53,20 @@ const fleetLatency = 300 * time.Millisecond
 // axlr_repair 1.0's model steps for a fleet repair: reproduce with the
 // function's test, diagnose, make the function return its number with
 // local_edit, hand back the repair.
-func fleetReply(req agenttest.Request) agenttest.Reply {
+func fleetReply(req agenttest.Request) agenttest.Reply { return fleetScript(req, false) }
+
+// fleetGrepReply is fleetReply with a check that reads the function's
+// line with grep instead of running its test: for the benchmarks of many
+// hosts on one machine, where each go test's link would cost the machine
+// more CPU than the hosts' orchestration does.
+func fleetGrepReply(req agenttest.Request) agenttest.Reply { return fleetScript(req, true) }
+
+func fleetScript(req agenttest.Request, grep bool) agenttest.Reply {
 	time.Sleep(fleetLatency)
-	m := fleetBrief.FindStringSubmatch(firstUser(req))
-	if m == nil {
+	k := fleetRepair(req)
+	if k == "" {
 		return repairReply(req)
 	}
-	k := m[1]
 	r, isReply := lastReply(req)
 	last := req.Messages[len(req.Messages)-1]
 	next := r.NextStep
@@ -57,6 +76,8 @@ func fleetReply(req agenttest.Request) agenttest.Reply {
 	switch {
 	case isReply && r.NextStep != "" && strings.Contains(last.Content, "AXLR's own"):
 		return agenttest.Reply{Text: "Repaired; AXLR proposes the change."}
+	case next == "reproduce" && grep:
+		return stepDone("r1", `{"check_command": {"program": "grep", "args": ["-qxF", "func N`+k+`() int { return `+k+` }", "n`+k+`.go"]}, "expected": "the line", "observed": "N`+k+` returns 0"}`)
 	case next == "reproduce":
 		return stepDone("r1", `{"check_command": {"program": "go", "args": ["test", "-run", "TestN`+k+`$", "./..."]}, "expected": "ok", "observed": "N`+k+`() is not `+k+`"}`)
 	case next == "diagnose":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ var sharedTemporal struct {
 // onCluster points e at the shared Temporal server, in a new namespace
 // named for the test, with the cluster's database: every axlrd of e and
 // its hosts runs with --temporal-address, as hosts of a real cluster do.
-func (e *env) onCluster(t *testing.T) *cluster.Temporal {
+func (e *env) onCluster(t testing.TB) *cluster.Temporal {
 	t.Helper()
 	sharedTemporal.once.Do(func() {
 		dir, err := os.MkdirTemp("", "axlr-temporal-")
@@ -148,7 +149,11 @@ func movingRepair(t *testing.T, afterPush bool, during ...func(*cluster.Temporal
 	t.Helper()
 	var once sync.Once
 	inDiagnose := make(chan struct{})
+	var toldMoved atomic.Bool // the new session's prompt says the job moved
 	gh, repo, e := repairEnvWith(t, 1, func(req agenttest.Request) agenttest.Reply {
+		if strings.Contains(firstUser(req), "[AXLR] AXLR moved this job from host host-b to host host-c at ") {
+			toldMoved.Store(true)
+		}
 		r := repairReply(req)
 		if len(r.ToolCalls) > 0 && r.ToolCalls[0].ID == "d1" && !afterPush { // the diagnose step's answer
 			first := false
@@ -215,6 +220,9 @@ func movingRepair(t *testing.T, afterPush bool, during ...func(*cluster.Temporal
 		!strings.HasPrefix(done.Moves[0], "moved from host host-b to host host-c") {
 		t.Fatalf("the job ended %+v", done)
 	}
+	if !afterPush && !toldMoved.Load() { // after the push, no model step is left
+		t.Error("the moved job's session was not told that AXLR moved it")
+	}
 	calls := gh.Calls()
 	if calls.PullRequestsOpened != 1 || calls.Merges != 1 || done.MergeSHA == "" {
 		t.Fatalf("forge calls %+v", calls)
@@ -247,7 +255,7 @@ func movingRepair(t *testing.T, afterPush bool, during ...func(*cluster.Temporal
 
 // spawnReady starts axlrd on the cluster, trying again while the test's
 // new namespace has not reached every service of the server.
-func (e *env) spawnReady(t *testing.T) *process {
+func (e *env) spawnReady(t testing.TB) *process {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; {
 		p, err := e.trySpawn()
