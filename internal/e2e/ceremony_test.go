@@ -102,6 +102,20 @@ func lastReply(req agenttest.Request) (stepReply, bool) {
 	return r, true
 }
 
+// turnAt reads where a scripted model's request stands in a ceremony:
+// the last axlr_step_done answer, if the last message is one; the last
+// message; and the step to work on, the answer's next step or the one a
+// console note opens.
+func turnAt(req agenttest.Request) (r stepReply, isReply bool, last agenttest.Message, next string) {
+	r, isReply = lastReply(req)
+	last = req.Messages[len(req.Messages)-1]
+	next = r.NextStep
+	if !isReply && last.Role == "user" {
+		next = openStep(last.Content)
+	}
+	return r, isReply, last, next
+}
+
 func stepDone(id string, fields string) agenttest.Reply {
 	return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: id, Name: "axlr_step_done", Arguments: fields}}}
 }

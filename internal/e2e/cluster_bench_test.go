@@ -207,6 +207,11 @@ func BenchmarkClusterHostLoss(b *testing.B) {
 		}
 		return r
 	})
+	count := func(brief string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(arrived[brief])
+	}
 	e.onCluster(b)
 	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"}, "jobs": {"max_active_per_host": 2},
 		"repair": {"repository": "underpass-ai/calc", "remote": "` + repo.Path() + `", "poll_seconds": 1, "watch_minutes": 3},
@@ -228,25 +233,13 @@ func BenchmarkClusterHostLoss(b *testing.B) {
 			b.Fatal(err)
 		}
 		d := &jobDriver{c: c, ids: []string{rec.ID}}
-		for {
-			mu.Lock()
-			n := len(arrived[brief])
-			mu.Unlock()
-			if n > 0 {
-				break
-			}
+		for count(brief) == 0 {
 			d.step(ctx, b) // approves the reproduce step's check
 			time.Sleep(50 * time.Millisecond)
 		}
 		procs[rec.Host].kill()
 		killed := time.Now()
-		for {
-			mu.Lock()
-			n := len(arrived[brief])
-			mu.Unlock()
-			if n > 1 {
-				break
-			}
+		for count(brief) < 2 {
 			if time.Since(killed) > 2*time.Minute {
 				r, err := c.JobNow(ctx, rec.ID)
 				b.Fatalf("no model request for job %s two minutes after its host was lost: %+v %v", rec.ID, r, err)

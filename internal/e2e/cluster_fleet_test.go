@@ -67,12 +67,7 @@ func fleetScript(req agenttest.Request, grep bool) agenttest.Reply {
 	if k == "" {
 		return repairReply(req)
 	}
-	r, isReply := lastReply(req)
-	last := req.Messages[len(req.Messages)-1]
-	next := r.NextStep
-	if !isReply && last.Role == "user" {
-		next = openStep(last.Content)
-	}
+	r, isReply, last, next := turnAt(req)
 	switch {
 	case isReply && r.NextStep != "" && strings.Contains(last.Content, "AXLR's own"):
 		return agenttest.Reply{Text: "Repaired; AXLR proposes the change."}

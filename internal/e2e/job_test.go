@@ -21,11 +21,8 @@ import (
 // with a go test that runs no test yet, build Double and its test with
 // local_write. Then it answers in words.
 func repairReply(req agenttest.Request) agenttest.Reply {
-	r, isReply := lastReply(req)
-	last := req.Messages[len(req.Messages)-1]
-	next := r.NextStep
+	r, isReply, last, next := turnAt(req)
 	if !isReply && last.Role == "user" {
-		next = openStep(last.Content)
 		if _, after, ok := strings.Cut(last.Content, "Fix the cause in step "); ok {
 			// A red round: back to the step named.
 			next, _, _ = strings.Cut(after, " ")

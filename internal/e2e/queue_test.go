@@ -28,12 +28,7 @@ func queueReply(req agenttest.Request) agenttest.Reply {
 		return repairReply(req)
 	}
 	name := m[1]
-	r, isReply := lastReply(req)
-	last := req.Messages[len(req.Messages)-1]
-	next := r.NextStep
-	if !isReply && last.Role == "user" {
-		next = openStep(last.Content)
-	}
+	r, isReply, last, next := turnAt(req)
 	switch {
 	case isReply && r.NextStep != "" && strings.Contains(last.Content, "AXLR's own"):
 		return agenttest.Reply{Text: "Built; AXLR proposes the change."}
