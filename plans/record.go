@@ -68,6 +68,9 @@ type Record struct {
 	Brief  string `json:"brief"`
 	// Root is the workspace the plan works in.
 	Root string `json:"root"`
+	// Host is the host whose directory the plan works in, for a plan
+	// whose own code runs on the cluster queue (any host answers for it).
+	Host string `json:"host,omitempty"`
 	// PlannerModel is the model that decomposed the brief.
 	PlannerModel string `json:"planner_model"`
 	Tasks        []Task `json:"tasks"`

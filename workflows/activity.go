@@ -32,10 +32,14 @@ const MaxWorkerLosses = 256
 const versionWorkerLost = "worker-lost-retry"
 
 // executeActivity runs a regular activity and waits for it, scheduling it
-// again when its worker was lost.
+// again when its worker was lost. A placed workflow's activity runs on its
+// host's queue (onHost for a job).
 func executeActivity(ctx workflow.Context, opts workflow.ActivityOptions, name string, in, out any) error {
 	if p, placed := placedOn(ctx); placed && !clusterActivities[name] {
-		return onHost(ctx, p, opts, name, in, out)
+		if !p.stays {
+			return onHost(ctx, p, opts, name, in, out)
+		}
+		opts.TaskQueue = p.queue
 	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, out)

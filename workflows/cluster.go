@@ -21,7 +21,11 @@ import (
 // its MADE and memory calls, which run where the session store is) goes to
 // that host's queue, in the worker-specific task queue pattern, and the
 // forge's API calls stay on the cluster queue. Sessions and plans work in
-// a person's own directory: they run on their host's queue, as before.
+// a person's own directory. A session runs on its host's queue. A plan's
+// own code runs on the cluster queue, so any host answers for it and takes
+// its decisions, and all of its work (its activities, its task workers)
+// runs on the queue of the host it was started on, and stays there: while
+// that host is down the work waits for it, and goes on when it is back.
 //
 // A host is lost for a job when an activity on its queue fails for want
 // of its worker (a heartbeat or schedule-to-start timeout) and nothing of
@@ -45,6 +49,9 @@ const (
 	// a host lost mid-activity is then lost host_lost_seconds after its
 	// last poll, not that long after the activity's heartbeat timed out.
 	versionHostProbe = "host-probe"
+	// versionPlanPlacement runs a plan started on the cluster queue with its
+	// work on its host's queue.
+	versionPlanPlacement = "plan-placement"
 )
 
 // hostProbe is how long a placed job's activity first waits in its host's
@@ -96,11 +103,14 @@ var ClusterOptions = workflow.ActivityOptions{
 // when a job's settings name no bound (cluster.host_lost_seconds).
 const DefaultHostLost = 60 * time.Second
 
-// placement is where a placed job's host-bound activities run.
+// placement is where a placed workflow's host-bound activities run. A
+// job's moves when its host is lost for lost; a plan's stays, and its work
+// waits for the host as long as the host is away.
 type placement struct {
 	host  string
 	queue string
 	lost  time.Duration
+	stays bool
 }
 
 type placementKey struct{}

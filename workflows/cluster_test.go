@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/plans"
 	"github.com/underpass-ai/axlr/session"
 )
 
@@ -228,5 +229,48 @@ func TestJobWaitsForItsHost(t *testing.T) {
 	}
 	if cl.asked != 1 || len(cl.places) != 0 {
 		t.Errorf("asked about the host %d times, placed %d times; want 1 and 0", cl.asked, len(cl.places))
+	}
+}
+
+// TestPlanWorksOnItsHost: a plan started on the cluster queue runs every
+// activity, local ones too, and every task worker on the queue of the
+// host it was started on, and says so in its record. A worker lost there
+// is waited for on that queue: the plan never asks where its host is, nor
+// moves.
+func TestPlanWorksOnItsHost(t *testing.T) {
+	model := append(append([]reply{{calls: []scriptCall{{tool: "local_read", args: map[string]any{"path": "calc/calc.go"}}}}},
+		planHandBack()...), planHandBack()...)
+	h := newPlanHarness(t, model, overlapping(), threeTasks())
+	h.verifier.lose = true
+	cl := &fakeCluster{}
+	h.env.RegisterActivityWithOptions(cl, activity.RegisterOptions{Name: "cluster."})
+	var mu sync.Mutex
+	queues := map[string]bool{}
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		queues[info.TaskQueue] = true
+	})
+	locals := 0
+	h.env.SetOnLocalActivityStartedListener(func(*activity.Info, context.Context, []any) { locals++ })
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: ClusterTaskQueue})
+	commands := h.decideAt(time.Minute, h.decision("d-1", PlanDecideCommands, PlanApprove, ""))
+	approve := h.decideAt(2*time.Minute, h.decision("d-2", PlanDecidePlan, PlanApprove, ""))
+	rec := h.run()
+
+	commands.mustAccept(t, "approve the commands")
+	approve.mustAccept(t, "approve the plan")
+	if rec.Status != plans.Done || rec.Host != "test" {
+		t.Fatalf("record: status %s host %q", rec.Status, rec.Host)
+	}
+	if len(queues) != 1 || !queues[HostTaskQueue("test")] || locals != 0 {
+		t.Errorf("activities ran on %v and %d as local activities; want all on %s", queues, locals, HostTaskQueue("test"))
+	}
+	if got := strings.Join(h.workers.queues, " "); got != strings.TrimSpace(strings.Repeat(HostTaskQueue("test")+" ", 3)) {
+		t.Errorf("the task workers ran on %s", got)
+	}
+	if h.verifier.lose || len(h.verifier.inputs) != 2 || cl.asked != 0 || len(cl.places) != 0 {
+		t.Errorf("verify calls %d after the lost one; asked about the host %d times, placed %d times; want 2, 0, 0",
+			len(h.verifier.inputs), cl.asked, len(cl.places))
 	}
 }

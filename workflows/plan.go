@@ -184,7 +184,7 @@ type planRun struct {
 }
 
 // planSearch is what a plan's search attributes show.
-type planSearch struct{ id, status string }
+type planSearch struct{ id, status, host string }
 
 // Plan is a plan's workflow. It returns the plan's last record.
 func Plan(ctx workflow.Context, in PlanInput) (plans.Record, error) {
@@ -202,7 +202,14 @@ func Plan(ctx workflow.Context, in PlanInput) (plans.Record, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, p.progress); err != nil {
 		return p.st.Record, fmt.Errorf("register %s: %w", QueryProgress, err)
 	}
+	// A plan started on the cluster queue does its work on its host's
+	// queue, and waits there for the host while it is away.
 	base := ctx
+	if in.Host != "" && workflow.GetInfo(ctx).TaskQueueName == ClusterTaskQueue &&
+		workflow.GetVersion(ctx, versionPlanPlacement, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		base = withPlacement(ctx, placement{host: in.Host, queue: HostTaskQueue(in.Host), stays: true})
+		p.st.Record.Host = in.Host
+	}
 	for {
 		work, cancel := workflow.WithCancel(base)
 		p.cancel = cancel
@@ -215,7 +222,7 @@ func Plan(ctx workflow.Context, in PlanInput) (plans.Record, error) {
 		if ctx.Err() != nil {
 			// Cancelled: the plan waits for the recover decision all the
 			// same, and works on after it.
-			base, _ = workflow.NewDisconnectedContext(ctx)
+			base, _ = workflow.NewDisconnectedContext(base)
 		}
 		reason := "stopped while " + p.st.Where + ": " + failureMessage(err)
 		if cancelled {
@@ -675,6 +682,9 @@ func (p *planRun) worker(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult
 			temporal.NewSearchAttributeKeyInt64(SearchAttributePlanWave).ValueSet(int64(in.Wave)),
 		),
 	}
+	if at, placed := placedOn(ctx); placed {
+		opts.TaskQueue = at.queue
+	}
 	var res PlanTaskResult
 	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), PlanTaskWorkflow, in).Get(ctx, &res)
 	return res, err
@@ -1074,13 +1084,18 @@ func (p *planRun) set(ctx workflow.Context, status plans.Status) {
 func (p *planRun) report(ctx workflow.Context) {
 	r := &p.st.Record
 	r.Updated = workflow.Now(ctx).UTC()
-	s := planSearch{id: r.ID, status: string(r.Status)}
+	s := planSearch{id: r.ID, status: string(r.Status), host: r.Host}
 	if p.searched != nil && *p.searched == s {
 		return
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx,
+	u := []temporal.SearchAttributeUpdate{
 		temporal.NewSearchAttributeKeyKeyword(SearchAttributePlan).ValueSet(s.id),
-		temporal.NewSearchAttributeKeyKeyword(SearchAttributePlanStatus).ValueSet(s.status)); err != nil {
+		temporal.NewSearchAttributeKeyKeyword(SearchAttributePlanStatus).ValueSet(s.status),
+	}
+	if s.host != "" {
+		u = append(u, temporal.NewSearchAttributeKeyKeyword(SearchAttributeHost).ValueSet(s.host))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, u...); err != nil {
 		workflow.GetLogger(ctx).Warn("plan search attributes not set", "plan", s.id, "error", err)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -270,11 +271,18 @@ type planVerifier struct {
 	plans  []plans.Decomposition
 	fsys   fstest.MapFS
 	inputs []PlanVerifyInput
+	// lose: the first call ends as its worker's loss does, in a heartbeat
+	// timeout.
+	lose bool
 }
 
 func (v *planVerifier) Verify(_ context.Context, in PlanVerifyInput) (plans.Verification, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.lose {
+		v.lose = false
+		return plans.Verification{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+	}
 	if len(v.inputs) >= len(v.plans) {
 		return plans.Verification{}, temporal.NewNonRetryableApplicationError("no decomposition scripted", ErrTypeBadRequest, nil)
 	}
@@ -298,6 +306,8 @@ type planWorkers struct {
 	cancelled map[string]PlanTaskResult
 	inputs    []PlanTaskInput
 	ids       []string
+	// queues are the task queues the workers ran on, in order.
+	queues []string
 }
 
 func (w *planWorkers) run(ctx workflow.Context, in PlanTaskInput) (PlanTaskResult, error) {
@@ -306,6 +316,7 @@ func (w *planWorkers) run(ctx workflow.Context, in PlanTaskInput) (PlanTaskResul
 	w.mu.Lock()
 	w.inputs = append(w.inputs, in)
 	w.ids = append(w.ids, id)
+	w.queues = append(w.queues, workflow.GetInfo(ctx).TaskQueueName)
 	res, ok := w.results[key]
 	hold := w.hold[key]
 	delete(w.hold, key)

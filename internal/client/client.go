@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -105,6 +106,7 @@ type temporal interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
 	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 	CancelWorkflow(ctx context.Context, workflowID, runID string) error
+	WorkflowService() workflowservice.WorkflowServiceClient
 	Close()
 }
 
@@ -117,6 +119,8 @@ type Client struct {
 	// hostID names this machine; its task queue is
 	// workflows.HostTaskQueue(hostID).
 	hostID string
+	// namespace is the Temporal namespace the client is dialled to.
+	namespace string
 	// set are the settings the client was dialled with (nil: empty), and
 	// getenv the environment its jobs' default data directory is read
 	// from.
@@ -152,11 +156,12 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	addr := o.address(set.Daemon)
 	red := redact.New(append(slices.Clone(set.Secrets), redact.Secrets(os.Environ())...))
+	namespace := cmp.Or(o.Namespace, set.Daemon.Namespace, DefaultNamespace)
 	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	tc, err := sdkclient.DialContext(dctx, sdkclient.Options{
 		HostPort:      addr,
-		Namespace:     cmp.Or(o.Namespace, set.Daemon.Namespace, DefaultNamespace),
+		Namespace:     namespace,
 		Logger:        quietLogger{},
 		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), red.Codec()),
 	})
@@ -165,6 +170,7 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := newClient(tc, addr, host)
 	c.set, c.getenv = &set.Settings, getenv
+	c.namespace = namespace
 	return c, nil
 }
 
@@ -175,11 +181,15 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 func New(tc sdkclient.Client, hostID string, set *settings.Settings, getenv func(string) string) *Client {
 	c := newClient(tc, "", hostID)
 	c.set, c.getenv = set, getenv
+	if set != nil {
+		c.namespace = cmp.Or(set.Daemon.Namespace, DefaultNamespace)
+	}
 	return c
 }
 
 func newClient(tc temporal, addr, hostID string) *Client {
-	return &Client{tc: tc, address: addr, hostID: hostID, poll: PollInterval, idle: IdleQuery, retry: RetryInterval, answer: queryTimeout, workerWait: WorkerWait}
+	return &Client{tc: tc, address: addr, hostID: hostID, namespace: DefaultNamespace, poll: PollInterval, idle: IdleQuery,
+		retry: RetryInterval, answer: queryTimeout, workerWait: WorkerWait}
 }
 
 // Close closes the connection.
@@ -286,17 +296,43 @@ const queryTries = 3
 // ever instead of saying axlrd does not answer. No answer in time is an
 // *UnreachableError, as a refused connection is. A query the worker
 // failed to answer is asked again, up to queryTries in all.
+//
+// A query goes first to the sticky queue of the worker that ran the
+// workflow last. When that worker is gone (its host lost, on a cluster),
+// Temporal answers from the workflow's own task queue, which any live
+// axlrd polls, only once the sticky queue's timeout has passed: as late as
+// the SDK's own deadline. So a query the SDK gave up on is asked once
+// more, after the workflow's stickiness is reset. With no axlrd up at all
+// that is two deadlines before the query is unreachable.
 func (c *Client) query(ctx context.Context, workflowID, runID, name string, args ...any) (converter.EncodedValue, error) {
+	unstuck := false
 	for try := 1; ; try++ {
 		var v converter.EncodedValue
 		err := c.bounded(ctx, func(ctx context.Context) (err error) {
 			v, err = c.tc.QueryWorkflow(ctx, workflowID, runID, name, args...)
 			return err
 		})
-		if try == queryTries || !answerFailed(err) {
+		var deadline *serviceerror.DeadlineExceeded
+		if !unstuck && ctx.Err() == nil && errors.As(err, &deadline) {
+			unstuck = true
+			if c.unstick(ctx, workflowID, runID) == nil {
+				continue
+			}
+		}
+		if try >= queryTries || !answerFailed(err) {
 			return v, err
 		}
 	}
+}
+
+// unstick sends a workflow's next tasks and queries to its task queue,
+// not to the sticky queue of the worker that ran it last.
+func (c *Client) unstick(ctx context.Context, workflowID, runID string) error {
+	bctx, cancel := context.WithTimeout(ctx, c.answer)
+	defer cancel()
+	_, err := c.tc.WorkflowService().ResetStickyTaskQueue(bctx, &workflowservice.ResetStickyTaskQueueRequest{
+		Namespace: c.namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID}})
+	return err
 }
 
 // list is ListWorkflow bounded as query is.

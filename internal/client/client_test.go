@@ -28,6 +28,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/plans"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
@@ -489,6 +490,24 @@ func TestQueryWithoutAnswer(t *testing.T) {
 	cancel()
 	if _, err := c.Jobs(ctx); errors.As(err, &ue) {
 		t.Errorf("a cancelled caller's query is %v, not axlrd's silence", err)
+	}
+}
+
+// A query held in the sticky queue of a worker that is gone (its host
+// lost) passes the SDK's deadline; the client resets the workflow's
+// stickiness and asks once more, and any live worker answers.
+func TestQueryOfALostWorker(t *testing.T) {
+	ft := &fakeTemporal{sticky: true, query: func(int, string, string, []any) (any, error) {
+		return plans.Record{ID: "p-1", Status: plans.Running}, nil
+	}}
+	c := newTestClient(t, ft)
+	c.namespace = "team"
+	rec, err := c.Plan(context.Background(), "p-1")
+	if err != nil || rec.ID != "p-1" {
+		t.Fatalf("plan %+v, %v", rec, err)
+	}
+	if len(ft.resets) != 1 || ft.resets[0] != "team/"+workflows.PlanWorkflowID("p-1") || ft.queries != 1 {
+		t.Errorf("resets %v, queries answered %d; want one reset of the plan's workflow, then its answer", ft.resets, ft.queries)
 	}
 }
 

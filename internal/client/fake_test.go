@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc"
 )
 
 // fakeTemporal answers the Temporal calls Client makes as axlrd's
@@ -63,6 +64,12 @@ type fakeTemporal struct {
 	// silent: queries never answer, as with axlrd down; deadline: the
 	// SDK says so with its own deadline.
 	silent, deadline bool
+	// sticky: queries pass the SDK's deadline, as they do in the sticky
+	// queue of a worker that is gone, until the workflow's stickiness is
+	// reset; resets are the workflow ids ResetStickyTaskQueue reset, each
+	// with its namespace.
+	sticky bool
+	resets []string
 	// grows, when set, is a long poll's history: its iterator waits for
 	// each event sent on it.
 	grows  chan *historypb.HistoryEvent
@@ -164,6 +171,10 @@ func (f *fakeTemporal) QueryWorkflow(ctx context.Context, workflowID, _, queryTy
 		return nil, ctx.Err()
 	}
 	f.mu.Lock()
+	if f.sticky {
+		f.mu.Unlock()
+		return nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")
+	}
 	n := f.queries
 	f.queries++
 	f.mu.Unlock()
@@ -233,6 +244,25 @@ func (it *growingIterator) HasNext() bool {
 func (it *growingIterator) Next() (*historypb.HistoryEvent, error) { return it.next, nil }
 
 func (f *fakeTemporal) Close() { f.closed = true }
+
+func (f *fakeTemporal) WorkflowService() workflowservice.WorkflowServiceClient {
+	return fakeService{f: f}
+}
+
+// fakeService is the frontend's service as far as Client calls it
+// directly; any other call panics on the nil interface.
+type fakeService struct {
+	workflowservice.WorkflowServiceClient
+	f *fakeTemporal
+}
+
+func (s fakeService) ResetStickyTaskQueue(_ context.Context, req *workflowservice.ResetStickyTaskQueueRequest, _ ...grpc.CallOption) (*workflowservice.ResetStickyTaskQueueResponse, error) {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	s.f.resets = append(s.f.resets, req.GetNamespace()+"/"+req.GetExecution().GetWorkflowId())
+	s.f.sticky = false
+	return &workflowservice.ResetStickyTaskQueueResponse{}, nil
+}
 
 type fakeHandle struct {
 	val any

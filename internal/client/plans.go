@@ -28,8 +28,9 @@ type PlanLaunch struct {
 	Model string
 }
 
-// LaunchPlan starts a plan's workflow on this host, under the client's
-// settings (plan.model, plan.auto_approve), and returns its record.
+// LaunchPlan starts a plan's workflow, under the client's settings
+// (plan.model, plan.auto_approve), and returns its record. Its own code
+// runs on the cluster queue and its work on this host's queue.
 func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, error) {
 	set := c.settings()
 	var random [3]byte
@@ -46,7 +47,7 @@ func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, e
 		PlannerModel: set.PlanModel(model), Created: now, Updated: now}
 	_, err = c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID:                       workflows.PlanWorkflowID(rec.ID),
-		TaskQueue:                c.taskQueue(),
+		TaskQueue:                workflows.ClusterTaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 	}, workflows.PlanWorkflow, workflows.PlanInput{Record: rec, SessionID: sid, Host: c.hostID,
 		Model: rec.PlannerModel, TaskModel: model, AutoApprove: set.Plan.AutoApprove})

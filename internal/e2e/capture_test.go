@@ -12,7 +12,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/underpass-ai/axlr/workflows"
@@ -50,12 +49,7 @@ func captureRun(t *testing.T, e *env, workflowID, runID, name string) {
 		t.Logf("%s exists: captures are append-only, it stays as it is", path)
 		return
 	}
-	c, err := client.Dial(client.Options{HostPort: e.address(), Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	it := c.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := dialSDK(t, e).GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var h historypb.History
 	for it.HasNext() {
 		ev, err := it.Next()

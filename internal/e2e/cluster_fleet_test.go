@@ -219,33 +219,49 @@ func landThroughQueue(ctx context.Context, t *testing.T, c *client.Client, ids [
 }
 
 // workedBy names the host whose worker ran the first workflow task of a
-// workflow's first run (first), or the last of its current run: the
-// host part of axlrd's worker identity, axlrd@HOST:PID:RANDOM.
+// workflow's first run (first), or the last of its current run.
 func workedBy(ctx context.Context, t *testing.T, e *env, id string, first bool) string {
 	t.Helper()
-	c := dialSDK(t, e)
 	run := ""
 	if first {
-		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		d, err := dialSDK(t, e).DescribeWorkflowExecution(ctx, id, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		run = d.GetWorkflowExecutionInfo().GetFirstRunId()
 	}
-	host := ""
-	it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hosts, _ := runHosts(ctx, t, e, id, run)
+	switch {
+	case len(hosts) == 0:
+		return ""
+	case first:
+		return hosts[0]
+	}
+	return hosts[len(hosts)-1]
+}
+
+// runHosts names the host of each workflow task a run completed and of
+// each activity attempt it started, in order: the host part of axlrd's
+// worker identity, axlrd@HOST:PID:RANDOM.
+func runHosts(ctx context.Context, t *testing.T, e *env, id, run string) (tasks, activities []string) {
+	t.Helper()
+	host := func(identity string) string {
+		rest, _ := strings.CutPrefix(identity, "axlrd@")
+		h, _, _ := strings.Cut(rest, ":")
+		return h
+	}
+	it := dialSDK(t, e).GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a := ev.GetWorkflowTaskCompletedEventAttributes(); a != nil {
-			rest, _ := strings.CutPrefix(a.GetIdentity(), "axlrd@")
-			host, _, _ = strings.Cut(rest, ":")
-			if first {
-				return host
-			}
+			tasks = append(tasks, host(a.GetIdentity()))
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			activities = append(activities, host(a.GetIdentity()))
 		}
 	}
-	return host
+	return tasks, activities
 }

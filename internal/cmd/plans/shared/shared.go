@@ -19,7 +19,7 @@ import (
 // RecordFields are the fields of a plan record (plans.Record) that --json
 // prints, in order; a test pins them to the type.
 var RecordFields = []string{
-	"id", "status", "brief", "root", "planner_model", "tasks", "waves", "syncs", "pending", "reason", "created", "updated",
+	"id", "status", "brief", "root", "host", "planner_model", "tasks", "waves", "syncs", "pending", "reason", "created", "updated",
 }
 
 // RecordHelp is the --json field list of a command that prints plan
@@ -52,6 +52,7 @@ func PrintRecord(out io.Writer, r domain.Record) {
 	line("id", r.ID)
 	line("status", string(r.Status))
 	line("root", r.Root)
+	line("host", r.Host)
 	line("planner", r.PlannerModel)
 	if p := r.Pending; p != nil {
 		line("waits", string(p.Kind)+" "+strings.Join(p.Commands, "; "))
