@@ -28,6 +28,7 @@ import (
 	"github.com/underpass-ai/axlr/agent/policy"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/forge"
+	"github.com/underpass-ai/axlr/internal/live"
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/tools"
 	"github.com/underpass-ai/axlr/workflows"
@@ -85,6 +86,10 @@ type Session struct {
 	Log    zerolog.Logger
 	// HeartbeatEvery is how often long activities heartbeat (default 2 s).
 	HeartbeatEvery time.Duration
+	// Live receives the provider's tokens as a streamed model request
+	// gets them, keyed by the workflow's id, for the service API's
+	// streams on this axlrd; nil sends them nowhere.
+	Live *live.Broker
 
 	mu          sync.Mutex
 	specs       map[string]agent.ToolSpec
@@ -280,7 +285,9 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 		defer pmu.Unlock()
 		return progress
 	})
+	deltas := a.deltas(ctx, in.SessionID)
 	resp, err := a.Model.Complete(ctx, req, func(p agent.Progress) {
+		deltas(p)
 		pmu.Lock()
 		progress = p
 		pmu.Unlock()
@@ -316,6 +323,24 @@ func (a *Session) ModelRequest(ctx context.Context, in workflows.ModelRequestInp
 		return workflows.ModelRequestResult{}, fmt.Errorf("save response of session %s: %w", in.SessionID, err)
 	}
 	return a.responseResult(ev, compact)
+}
+
+// deltas returns what hands a streamed response's chunks to the live
+// readers of the activity's workflow, as text.delta and reasoning.delta
+// events of the session the request is in.
+func (a *Session) deltas(ctx context.Context, sessionID string) func(agent.Progress) {
+	if a.Live == nil {
+		return func(agent.Progress) {}
+	}
+	key := activity.GetInfo(ctx).WorkflowExecution.ID
+	return func(p agent.Progress) {
+		if p.ReasoningDelta != "" {
+			a.Live.Publish(key, contract.Event{Type: contract.EventReasoningDelta, SessionID: sessionID, Text: p.ReasoningDelta})
+		}
+		if p.TextDelta != "" {
+			a.Live.Publish(key, contract.Event{Type: contract.EventTextDelta, SessionID: sessionID, Text: p.TextDelta})
+		}
+	}
 }
 
 // responseResult builds the workflow's compact view of a saved response.

@@ -64,6 +64,10 @@ type Progress struct {
 	TextBytes      int
 	ReasoningBytes int
 	ToolCalls      int
+	// TextDelta and ReasoningDelta are what this chunk added to the
+	// answer and to the readable reasoning.
+	TextDelta      string `json:"-"`
+	ReasoningDelta string `json:"-"`
 }
 
 // Client sends chat completion requests to one provider. It is safe for
@@ -243,21 +247,24 @@ func (c *Client) stream(ctx context.Context, params openai.ChatCompletionNewPara
 			return Response{}, fmt.Errorf("stream chunk %d rejected by the accumulator: choice or tool call index out of range", chunks)
 		}
 		grew := false
+		var text, thought string
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {
 				continue
 			}
 			if r := reasoningText(ch.Delta.JSON.ExtraFields); r != "" {
 				reasoning.WriteString(r)
+				thought += r
 				grew = true
 			}
+			text += ch.Delta.Content
 			grew = grew || ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0
 		}
 		if chunk.JSON.Usage.Valid() {
 			usageRaw = chunk.JSON.Usage.Raw()
 		}
 		if grew && onProgress != nil {
-			p := Progress{ReasoningBytes: reasoning.Len()}
+			p := Progress{ReasoningBytes: reasoning.Len(), TextDelta: text, ReasoningDelta: thought}
 			if len(acc.Choices) > 0 {
 				p.TextBytes = len(acc.Choices[0].Message.Content)
 				p.ToolCalls = len(acc.Choices[0].Message.ToolCalls)

@@ -202,6 +202,8 @@ type ToolCallRecord struct {
 	Tool     string     `json:"tool"`
 	Decision Decision   `json:"decision,omitempty"`
 	Status   CallStatus `json:"status"`
+	// DecidedBy names who decided the call through the service API.
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // Usage is the ledgers of the spanned sessions, summed.
@@ -264,6 +266,12 @@ const (
 	// for a guard the person grants or for something outside AXLR;
 	// Reason says which.
 	EventCeremonyWaiting EventType = "ceremony.waiting"
+	// EventTextDelta and EventReasoningDelta carry the provider's tokens
+	// as a model request receives them: Text is what the chunk added.
+	// They are live only: never in history, never replayed, and the
+	// text event of the completed response stands in for them.
+	EventTextDelta      EventType = "text.delta"
+	EventReasoningDelta EventType = "reasoning.delta"
 )
 
 // Event is one step of a turn as it happens; the fields beside Type depend

@@ -171,6 +171,8 @@ type JobDecision struct {
 	// (the merge queue's, after it updated the branch): the merge is
 	// guarded by it. Empty: the head the job's watch saw.
 	HeadSHA string `json:"head_sha,omitempty"`
+	// By is the identity that decided (the service API's caller).
+	By string `json:"by,omitempty"`
 }
 
 // MaxRedRounds is how many red check rounds go back to the model; the

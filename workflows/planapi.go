@@ -84,6 +84,8 @@ type PlanDecision struct {
 	// for the plan.
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
+	// By is the identity that decided (the service API's caller).
+	By string `json:"by,omitempty"`
 }
 
 // The kinds and decisions of a PlanDecision.

@@ -117,6 +117,9 @@ type SessionInput struct {
 	Host string `json:"host"`
 	// State is carried over continue-as-new; nil on the first run.
 	State *SessionState `json:"state,omitempty"`
+	// Defaults are what the service API created the session with; nil
+	// for a session started by a prompt.
+	Defaults *SessionDefaults `json:"defaults,omitempty"`
 }
 
 // ExecuteRequest is a prompt for the session: the update UpdateExecute.
@@ -147,6 +150,11 @@ type ExecuteRequest struct {
 	// the session from this prompt on; unset keeps the session's choice
 	// (offered, when the host has them).
 	Web *bool `json:"web,omitempty"`
+	// RequestDigest is the digest of the request a client sent under its
+	// idempotency key: the same key with another request is refused.
+	RequestDigest string `json:"request_digest,omitempty"`
+	// By is the identity that sent the prompt (the service API's caller).
+	By string `json:"by,omitempty"`
 }
 
 // Accepted answers an admitted execute or decide update.
@@ -173,6 +181,13 @@ type DecideRequest struct {
 	// Policy, when set, is the policy the decision is taken under and
 	// becomes the session's policy.
 	Policy *policy.Policy `json:"policy,omitempty"`
+	// Revision, when set, is the session's revision the decision was
+	// taken at: the validator refuses it at any other.
+	Revision int `json:"revision,omitempty"`
+	// RequestDigest and By: as ExecuteRequest's; By is recorded with the
+	// decided call.
+	RequestDigest string `json:"request_digest,omitempty"`
+	By            string `json:"by,omitempty"`
 }
 
 // InterruptRequest stops the running execution it names.
@@ -253,6 +268,8 @@ type SessionState struct {
 	// RecordFrom is the session's usage when the claimed turn began:
 	// the turn's share is what it added.
 	RecordFrom contract.Usage `json:"record_from,omitzero"`
+	// Defaults are what the service API created the session with.
+	Defaults *SessionDefaults `json:"defaults,omitempty"`
 }
 
 type queuedRequest struct {
@@ -571,7 +588,7 @@ func newSessionRun(in SessionInput) *sessionRun {
 	if in.State != nil {
 		s.st = *in.State
 	} else {
-		s.st = SessionState{HostState: newHostState(in.SessionID, "", "")}
+		s.st = SessionState{HostState: newHostState(in.SessionID, "", ""), Defaults: in.Defaults}
 	}
 	s.Host = newHost(&s.st.HostState, hostOptions{})
 	if c := s.st.Ceremony; c.Active() {
@@ -651,6 +668,9 @@ func (s *sessionRun) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryResult, s.result); err != nil {
 		return fmt.Errorf("register %s: %w", QueryResult, err)
 	}
+	if err := s.registerAPI(ctx); err != nil {
+		return fmt.Errorf("register the service API's queries: %w", err)
+	}
 	return nil
 }
 
@@ -672,7 +692,7 @@ func (s *sessionRun) busyError() error {
 
 func (s *sessionRun) validateExecute(ctx workflow.Context, req ExecuteRequest) error {
 	if s.applied(req.ExecutionID) {
-		return nil
+		return s.sameRequest(req.ExecutionID, req.RequestDigest)
 	}
 	if strings.TrimSpace(req.ExecutionID) == "" {
 		return errors.New("execute: execution_id is empty")
@@ -736,24 +756,24 @@ func (s *sessionRun) validateChosen(req ExecuteRequest) error {
 }
 
 func (s *sessionRun) execute(ctx workflow.Context, req ExecuteRequest) (Accepted, error) {
-	return s.admit(req.ExecutionID, &queuedRequest{Execute: &req}), nil
+	return s.admit(req.ExecutionID, req.RequestDigest, &queuedRequest{Execute: &req}), nil
 }
 
 // admit queues an execution once per id: a request whose id was applied
 // before (a retried click, across continue-as-new too) gets the same
 // answer and runs nothing.
-func (s *sessionRun) admit(id string, q *queuedRequest) Accepted {
+func (s *sessionRun) admit(id, digest string, q *queuedRequest) Accepted {
 	if !s.applied(id) {
 		s.remember(id)
 		s.st.Queued = q
-		s.st.Execution = &ExecutionState{ID: id, Sessions: []string{s.st.Current()}, EventFrom: s.st.cursor()}
+		s.st.Execution = &ExecutionState{ID: id, Sessions: []string{s.st.Current()}, EventFrom: s.st.cursor(), Digest: digest}
 	}
 	return Accepted{ExecutionID: id, SessionID: s.st.Current()}
 }
 
 func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) error {
 	if s.applied(req.ExecutionID) {
-		return nil
+		return s.sameRequest(req.ExecutionID, req.RequestDigest)
 	}
 	if strings.TrimSpace(req.ExecutionID) == "" {
 		return errors.New("decide: execution_id is empty")
@@ -782,6 +802,9 @@ func (s *sessionRun) validateDecide(ctx workflow.Context, req DecideRequest) err
 	}
 	if p == nil {
 		return fmt.Errorf("decide: no call waits for a decision in session %s", s.st.Current())
+	}
+	if req.Revision != 0 && req.Revision != s.st.Revision {
+		return fmt.Errorf("decide: session %s is at revision %d, not %d; call %s (%s) waits", s.st.Current(), s.st.Revision, req.Revision, p.Call.CallID, pendingTool(p))
 	}
 	if a := p.Approval; a != nil {
 		return validateDraftDecision(a, req)
@@ -837,7 +860,7 @@ func pendingTool(p *PendingState) string {
 }
 
 func (s *sessionRun) decide(ctx workflow.Context, req DecideRequest) (Accepted, error) {
-	return s.admit(req.ExecutionID, &queuedRequest{Decide: &req}), nil
+	return s.admit(req.ExecutionID, req.RequestDigest, &queuedRequest{Decide: &req}), nil
 }
 
 func (s *sessionRun) validateStopCeremony(ctx workflow.Context, req StopCeremonyRequest) error {
@@ -867,7 +890,7 @@ func (s *sessionRun) validateStopCeremony(ctx workflow.Context, req StopCeremony
 }
 
 func (s *sessionRun) stopCeremony(ctx workflow.Context, req StopCeremonyRequest) (Accepted, error) {
-	return s.admit(req.ExecutionID, &queuedRequest{Stop: &req}), nil
+	return s.admit(req.ExecutionID, "", &queuedRequest{Stop: &req}), nil
 }
 
 // stop runs the person's stop: a check waiting for approval is recorded as
@@ -1075,6 +1098,7 @@ func (s *sessionRun) resume(ctx workflow.Context, req *DecideRequest) error {
 	if err := s.decidePending(ctx, p, req); err != nil {
 		return err
 	}
+	s.st.decidedBy(p.Call.CallID, req.By)
 	return s.turn.Run(ctx, p.Queue)
 }
 
@@ -1123,7 +1147,7 @@ func (s *SessionState) resultOf(ex ExecutionState) *contract.Result {
 	full.ToolCalls = []contract.ToolCallRecord{}
 	for _, c := range s.Calls {
 		if slices.Contains(r.Sessions, c.Session) {
-			full.ToolCalls = append(full.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status})
+			full.ToolCalls = append(full.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status, DecidedBy: c.DecidedBy})
 		}
 	}
 	return &full

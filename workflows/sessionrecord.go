@@ -222,7 +222,7 @@ func (s *sessionRun) validateClose(ctx workflow.Context, req CloseSessionRequest
 }
 
 func (s *sessionRun) closeSession(ctx workflow.Context, req CloseSessionRequest) (Accepted, error) {
-	return s.admit(req.RequestID, &queuedRequest{Close: &req}), nil
+	return s.admit(req.RequestID, "", &queuedRequest{Close: &req}), nil
 }
 
 // close leaves the session: its record's closing turn, with the

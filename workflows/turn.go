@@ -107,6 +107,9 @@ type CallState struct {
 	Tool     string              `json:"tool"`
 	Decision contract.Decision   `json:"decision,omitempty"`
 	Status   contract.CallStatus `json:"status"`
+	// DecidedBy is the identity that decided the call through the
+	// service API.
+	DecidedBy string `json:"decided_by,omitempty"`
 }
 
 // PendingState is the call waiting for a decision, with the calls of the
@@ -133,8 +136,11 @@ type ExecutionState struct {
 	// Sessions spanned, first to last.
 	Sessions []string `json:"sessions"`
 	// EventFrom is the cursor of the execution's first event.
-	EventFrom int              `json:"event_from"`
-	Result    *contract.Result `json:"result,omitempty"`
+	EventFrom int `json:"event_from"`
+	// Digest is the digest of the request that started it (its
+	// RequestDigest), for the service API's idempotency.
+	Digest string           `json:"digest,omitempty"`
+	Result *contract.Result `json:"result,omitempty"`
 }
 
 // Offer is what the next model request offers the model, and how the calls
@@ -553,7 +559,7 @@ func (t *Turn) Finish(ctx workflow.Context, status contract.Status, msg string, 
 	}
 	for _, c := range t.st.Calls {
 		if slices.Contains(ex.Sessions, c.Session) {
-			in.ToolCalls = append(in.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status})
+			in.ToolCalls = append(in.ToolCalls, contract.ToolCallRecord{CallID: c.CallID, Tool: c.Tool, Decision: c.Decision, Status: c.Status, DecidedBy: c.DecidedBy})
 		}
 	}
 	for i, id := range t.st.SessionIDs {

@@ -43,6 +43,8 @@ import (
 	"github.com/underpass-ai/axlr/internal/database"
 	"github.com/underpass-ai/axlr/internal/embedtemporal"
 	"github.com/underpass-ai/axlr/internal/hostid"
+	"github.com/underpass-ai/axlr/internal/live"
+	"github.com/underpass-ai/axlr/internal/service"
 	"github.com/underpass-ai/axlr/internal/settings"
 	"github.com/underpass-ai/axlr/internal/zlog"
 	"github.com/underpass-ai/axlr/redact"
@@ -117,6 +119,10 @@ type Info struct {
 	StateDir  string
 	HostID    string
 	TaskQueue string
+	// ServiceURL is the service API's ("" when off); ProbeAddr its
+	// probe listener's.
+	ServiceURL string
+	ProbeAddr  string
 }
 
 // Daemon is axlrd as New opened it: Run runs it, Shutdown stops it.
@@ -141,6 +147,9 @@ type Daemon struct {
 	// parts are what New opened beside the worker, in the order opened;
 	// Shutdown stops them in the reverse order.
 	parts []part
+	// service is the HTTP service API, nil when service.listen and
+	// service.probe are both off.
+	service *service.Server
 
 	// stop is closed by Shutdown: Run's group stops.
 	stop chan struct{}
@@ -296,10 +305,12 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	workspaces := &activities.Workspaces{Env: env, Sandbox: box}
 	fg.Sandbox = box
 	d.add("the workspaces", workspaces.Close)
-	model := agent.NewClient(providerConfig(&set.Settings, o.Getenv))
+	provider := providerConfig(&set.Settings, o.Getenv)
+	model := agent.NewClient(provider)
 	drafts := filepath.Join(o.StateDir, "incidents")
+	deltas := &live.Broker{}
 	acts := &activities.Session{Store: store, Model: model, Settings: ss,
-		Workspaces: workspaces, Hosts: hosts, Drafts: drafts, Log: d.log}
+		Workspaces: workspaces, Hosts: hosts, Drafts: drafts, Log: d.log, Live: deltas}
 	cer := &activities.Ceremony{Made: engine, Store: store, Workspaces: workspaces, Owner: "axlrd-" + host, Log: d.log,
 		Definitions: filepath.Join(o.StateDir, "ceremonies"), Drafts: drafts, Model: model,
 		ReviewerModel: set.Settings.ReviewerModel, MaxTokens: ss.MaxTokens}
@@ -323,7 +334,7 @@ func (d *Daemon) open(ctx context.Context, o Options, set *settings.Loaded) erro
 	d.chores = append(d.chores, func(ctx context.Context) {
 		announceHost(ctx, d.temporal, workflows.HostAnnounce{ID: host, Capacity: set.JobsPerHost(), Build: buildinfo.String()}, d.log)
 	})
-	return nil
+	return d.openService(o, set, deltas, &ready{temporal: d.temporal, made: engine, memory: memory, model: set.Settings.Model, provider: provider})
 }
 
 // openDatabase opens a pool on the cluster's database confined to schema;
@@ -446,6 +457,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		})
 	}
+	if d.service != nil {
+		sctx, stopService := context.WithCancel(gctx)
+		go func() {
+			<-interrupt
+			stopService()
+		}()
+		g.Go(func() error {
+			if err := d.service.Serve(sctx); err != nil {
+				return fmt.Errorf("the service API stopped: %w", err)
+			}
+			return nil
+		})
+	}
 	d.announce()
 	err := g.Wait()
 	d.log.Info().Msg("axlrd stopping")
@@ -459,9 +483,14 @@ func (d *Daemon) announce() {
 	if ui == "" {
 		ui = "off"
 	}
-	fmt.Fprintf(d.stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s\n",
-		i.Frontend, i.Namespace, ui, i.StateDir, i.TaskQueue)
+	svc := i.ServiceURL
+	if svc == "" {
+		svc = "off"
+	}
+	fmt.Fprintf(d.stdout, "axlrd ready: frontend %s namespace %s ui %s state %s task-queue %s service %s\n",
+		i.Frontend, i.Namespace, ui, i.StateDir, i.TaskQueue, svc)
 	d.log.Info().Str("frontend", i.Frontend).Str("ui", ui).Str("state_dir", i.StateDir).Str("task_queue", i.TaskQueue).
+		Str("service", svc).Str("probe", i.ProbeAddr).
 		Str("identity", d.identity).Int("lost_attempts", len(d.lost)).Msg("axlrd ready")
 	if d.ready != nil {
 		d.ready(i)

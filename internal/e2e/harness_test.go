@@ -118,6 +118,10 @@ func newEnv(t testing.TB, modelURL string) *env {
 		"AXLR_HOST_ID":    "e2e",
 		"OPENAI_BASE_URL": modelURL,
 		"OPENAI_API_KEY":  "sk-test-secret-value-1234",
+		// Many axlrd run at once here: their service APIs take free
+		// ports, and each says its own in its ready line.
+		"AXLR_SERVICE_LISTEN": "127.0.0.1:0",
+		"AXLR_SERVICE_PROBE":  "127.0.0.1:0",
 	}
 	return e
 }

@@ -23,6 +23,8 @@ const (
 	EnvSQLiteSync      = "AXLR_SQLITE_SYNC"
 	EnvMadeCommand     = "AXLR_MADE_COMMAND"
 	EnvDatabase        = "AXLR_DATABASE"
+	EnvServiceListen   = "AXLR_SERVICE_LISTEN"
+	EnvServiceProbe    = "AXLR_SERVICE_PROBE"
 )
 
 // logLevels are the levels AXLR_LOG_LEVEL takes, as axlrd's --log-level.
@@ -78,6 +80,8 @@ var envVars = []envVar{
 	}},
 	{EnvMadeCommand, "made.command", func(s *Settings, v string) error { s.Made.Command = v; return nil }},
 	{EnvDatabase, "cluster.database", func(s *Settings, v string) error { s.Cluster.Database = v; return nil }},
+	{EnvServiceListen, "service.listen", func(s *Settings, v string) error { s.Service.Listen = v; return nil }},
+	{EnvServiceProbe, "service.probe", func(s *Settings, v string) error { s.Service.Probe = v; return nil }},
 }
 
 // port parses a port number from lo to 65535.
@@ -130,5 +134,6 @@ func (l *Loaded) ApplyEnv(getenv func(string) string) error {
 		}
 		l.Env = append(l.Env, v.name)
 	}
-	return nil
+	// The service's rules span keys a variable may have changed.
+	return l.Service.validate()
 }

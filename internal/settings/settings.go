@@ -80,6 +80,8 @@ type Settings struct {
 	Tools Tools `json:"tools,omitzero"`
 	// Plugins are the MCP plugins whose tools axlrd sessions offer.
 	Plugins []Plugin `json:"plugins,omitempty"`
+	// Service configures the HTTP service API axlrd serves.
+	Service Service `json:"service,omitzero"`
 }
 
 // Defaults and ranges of the job settings.
@@ -578,6 +580,9 @@ func (l *Loaded) validate() error {
 		return err
 	}
 	if err := l.Cluster.validate(); err != nil {
+		return err
+	}
+	if err := l.Service.validate(); err != nil {
 		return err
 	}
 	return l.Forge.validate()

@@ -1,0 +1,307 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/underpass-ai/axlr/agent/agenttest"
+	"github.com/underpass-ai/axlr/contract"
+)
+
+// api is a client of one axlrd's service API with a bearer token.
+type api struct {
+	t     testing.TB
+	url   string
+	token string
+	http  *http.Client
+}
+
+// localAPI reaches the service of the axlrd whose state dir is stateDir
+// at url, with the local token axlrd made there.
+func localAPI(t testing.TB, url, stateDir string) *api {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(stateDir, "service", "token"))
+	if err != nil {
+		t.Fatalf("read the local token: %v", err)
+	}
+	return &api{t: t, url: url, token: strings.TrimSpace(string(b)), http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// reply is an answer of the API: its status and its JSON body.
+type reply struct {
+	status int
+	body   map[string]any
+	raw    []byte
+}
+
+func (r reply) str(path ...string) string {
+	var v any = r.body
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// do sends one request; body is JSON-encoded unless it is a string.
+func (a *api) do(method, path string, body any, headers ...string) reply {
+	a.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, a.url+path, rd)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, raw: raw}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// must fails the test unless the reply has status.
+func (r reply) must(t testing.TB, status int) reply {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	return r
+}
+
+// sseEvent is one event of a stream.
+type sseEvent struct {
+	id, typ string
+	data    json.RawMessage
+}
+
+// stream follows an event stream, handing its events to a channel until
+// the stream or the test ends.
+type stream struct {
+	events chan sseEvent
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (a *api) stream(path, lastID string) *stream {
+	a.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", a.url+path, nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		a.t.Fatalf("GET %s: %v", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		a.t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, raw)
+	}
+	s := &stream{events: make(chan sseEvent, 4096), cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.typ != "" {
+					s.events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				ev.typ = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+			}
+		}
+		s.done <- sc.Err()
+		close(s.events)
+	}()
+	a.t.Cleanup(cancel)
+	return s
+}
+
+// until collects events until one of type typ arrives (included), or
+// fails the test after d.
+func (s *stream) until(t testing.TB, typ string, d time.Duration) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	timeout := time.After(d)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				t.Fatalf("the stream ended before a %s event; got %s", typ, types(got))
+			}
+			got = append(got, ev)
+			if ev.typ == typ {
+				return got
+			}
+		case <-timeout:
+			t.Fatalf("no %s event in %s; got %s", typ, d, types(got))
+		}
+	}
+}
+
+func types(evs []sseEvent) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.typ)
+	}
+	return strings.Join(out, " ")
+}
+
+// durable keeps the events with an id.
+func durable(evs []sseEvent) []sseEvent {
+	var out []sseEvent
+	for _, e := range evs {
+		if e.id != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// serviceSettings is settings.json for a service test: model m, the
+// workspace as the API's one root, and extra keys of "service".
+func serviceSettings(workspace, extra string) string {
+	return fmt.Sprintf(`{"model": "m", "service": {"roots": [%q]%s}}`, workspace, extra)
+}
+
+// TestServiceSessionTurn: a session made through the API runs a turn
+// whose answer streams; the stream gives the deltas as they come, then
+// the durable events; a retried turn with the same key is the same
+// execution, another body under it is refused; a reconnect from a cursor
+// gets the rest once.
+func TestServiceSessionTurn(t *testing.T) {
+	answer := "Here is **the plan**: read, then write."
+	model := agenttest.NewServer(t, agenttest.Queue(agenttest.Reply{Text: answer, ChunkBytes: 4, ChunkDelay: 15 * time.Millisecond}))
+	e := newEnv(t, model.URL)
+	e.writeSettings(serviceSettings(e.workspace, ""))
+	d := e.start()
+	a := localAPI(t, d.info.ServiceURL, e.stateDir)
+
+	anon := &api{t: t, url: a.url, http: a.http}
+	if r := anon.do("POST", "/v1/sessions", map[string]any{}); r.status != 401 || r.str("error", "code") != "unauthenticated" || r.str("error", "request_id") == "" {
+		t.Fatalf("without a token: %d %s", r.status, r.raw)
+	}
+	s := a.do("POST", "/v1/sessions", map[string]any{"mode": "normal"}).must(t, 201)
+	sid := s.str("id")
+	if s.str("state") != "idle" || s.str("root") == "" || s.str("created_by") != "local" {
+		t.Fatalf("created: %s", s.raw)
+	}
+	events := a.stream("/v1/sessions/"+sid+"/events", "")
+	if first := events.until(t, "stream.opened", 10*time.Second); len(first) != 1 {
+		t.Fatalf("the stream did not open with stream.opened: %s", types(first))
+	}
+	key := "turn-0000000000000001"
+	turn := a.do("POST", "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "plan it"}, "Idempotency-Key", key).must(t, 202)
+	exec := turn.str("execution_id")
+	again := a.do("POST", "/v1/sessions/"+sid+"/turns", `{"prompt":   "plan it"}`, "Idempotency-Key", key).must(t, 202)
+	if again.str("execution_id") != exec {
+		t.Fatalf("the same key and body started %s, then %s", exec, again.str("execution_id"))
+	}
+	if r := a.do("POST", "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "something else"}, "Idempotency-Key", key); r.status != 409 || r.str("error", "code") != "idempotency_conflict" {
+		t.Fatalf("another body under the key: %d %s", r.status, r.raw)
+	}
+	got := events.until(t, "completed", 30*time.Second)
+	var streamed strings.Builder
+	textAt, lastDelta := -1, -1
+	for i, ev := range got {
+		switch ev.typ {
+		case "text.delta":
+			if ev.id != "" {
+				t.Fatalf("a delta has an id: %s", ev.id)
+			}
+			var d contract.Event
+			_ = json.Unmarshal(ev.data, &d)
+			streamed.WriteString(d.Text)
+			lastDelta = i
+		case "text":
+			textAt = i
+		}
+	}
+	if streamed.String() != answer {
+		t.Fatalf("the deltas make %q, want %q (events %s)", streamed.String(), answer, types(got))
+	}
+	if lastDelta < 0 || textAt < lastDelta {
+		t.Fatalf("the text event (at %d) came before the last delta (at %d): %s", textAt, lastDelta, types(got))
+	}
+	var end contract.Event
+	_ = json.Unmarshal(got[len(got)-1].data, &end)
+	if end.Result == nil || end.Result.Status != contract.Completed || end.Result.Answer != answer {
+		t.Fatalf("the completed event carries no completed result: %s", got[len(got)-1].data)
+	}
+	if model.Count() != 1 {
+		t.Fatalf("the model was asked %d times for one turn", model.Count())
+	}
+	view := a.do("GET", "/v1/sessions/"+sid, nil).must(t, 200)
+	if view.str("state") != "idle" || view.str("result", "answer") != answer || view.str("execution_id") != exec {
+		t.Fatalf("after the turn: %s", view.raw)
+	}
+
+	// A reconnect from the second durable event gets the rest, once.
+	all := durable(got)
+	again2 := a.stream("/v1/sessions/"+sid+"/events", all[1].id)
+	rest := durable(again2.until(t, "completed", 10*time.Second))
+	if len(rest) != len(all)-2 {
+		t.Fatalf("from %s: %d events, want %d (%s, then %s)", all[1].id, len(rest), len(all)-2, types(all), types(rest))
+	}
+	for i := range rest {
+		if rest[i].id != all[i+2].id || !bytes.Equal(rest[i].data, all[i+2].data) {
+			t.Fatalf("event %s after the reconnect differs: %s, want %s", rest[i].id, rest[i].data, all[i+2].data)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+// Package live carries what is not durable from the activities that see
+// it to the readers on the same axlrd: the provider's tokens, as a model
+// request receives them, to the service API's event streams. Nothing here
+// is kept: a reader that is not subscribed when a delta is published, or
+// whose buffer is full, never sees it, and the durable events (history,
+// the session log) stand in for what it missed.
+package live
+
+import (
+	"sync"
+
+	"github.com/underpass-ai/axlr/contract"
+)
+
+// Broker fans each published event out to the subscribers of its key (a
+// workflow id). It is safe for concurrent use; its zero value is ready.
+type Broker struct {
+	mu   sync.Mutex
+	subs map[string]map[*Sub]struct{}
+}
+
+// Sub is one subscription: C receives the events of its key, in the order
+// they were published, until Cancel.
+type Sub struct {
+	C chan contract.Event
+	// dropped counts events that found C full.
+	mu      sync.Mutex
+	dropped int
+}
+
+// Dropped returns how many events found the subscription's buffer full
+// since the last call.
+func (s *Sub) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.dropped
+	s.dropped = 0
+	return n
+}
+
+// Subscribe subscribes to key's events with a buffer of size events; the
+// returned func cancels it (once; C is not closed, so a reader selects on
+// its own done channel too).
+func (b *Broker) Subscribe(key string, size int) (*Sub, func()) {
+	s := &Sub{C: make(chan contract.Event, max(size, 1))}
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[string]map[*Sub]struct{}{}
+	}
+	if b.subs[key] == nil {
+		b.subs[key] = map[*Sub]struct{}{}
+	}
+	b.subs[key][s] = struct{}{}
+	b.mu.Unlock()
+	var once sync.Once
+	return s, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			delete(b.subs[key], s)
+			if len(b.subs[key]) == 0 {
+				delete(b.subs, key)
+			}
+		})
+	}
+}
+
+// Publish hands ev to every subscriber of key without waiting: a
+// subscriber whose buffer is full loses it (Dropped counts it).
+func (b *Broker) Publish(key string, ev contract.Event) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs[key] {
+		select {
+		case s.C <- ev:
+		default:
+			s.mu.Lock()
+			s.dropped++
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Subscribers reports whether key has a subscriber: a publisher may skip
+// the work of an event nobody reads.
+func (b *Broker) Subscribers(key string) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs[key]) > 0
+}
