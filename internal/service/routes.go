@@ -41,7 +41,28 @@ var openAPI []byte
 // routes registers the API. A path's other methods answer 405 with the
 // ones it takes, and an unknown path 404, both as error bodies.
 func (s *Server) routes() {
-	table := []route{
+	methods := map[string][]string{}
+	for _, rt := range s.table() {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt, false))
+		methods[rt.path] = append(methods[rt.path], rt.method)
+	}
+	for path, allowed := range methods {
+		s.mux.Handle(path, s.wrap(route{path: path, h: notAllowed(allowed)}, false))
+	}
+	s.mux.Handle("GET /v1/openapi.json", s.wrap(route{path: "/v1/openapi.json", h: func(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+		return nil
+	}}, true))
+	s.mux.Handle("/v1/openapi.json", s.wrap(route{path: "/v1/openapi.json", h: notAllowed([]string{"GET"})}, true))
+	s.mux.Handle("/", s.wrap(route{path: "/", h: func(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
+		return errorf(http.StatusNotFound, CodeNotFound, "no route %s %s: the API is under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)
+	}}, false))
+}
+
+// table is the API's routes.
+func (s *Server) table() []route {
+	return []route{
 		{"POST", "/v1/sessions", sessionClients, s.createSession},
 		{"GET", "/v1/sessions/{id}", sessionReaders, s.getSession},
 		{"POST", "/v1/sessions/{id}/turns", sessionClients, s.startTurn},
@@ -59,23 +80,6 @@ func (s *Server) routes() {
 		{"POST", "/v1/plans/{id}/decisions", deciders, s.decidePlan},
 		{"GET", "/v1/plans/{id}/events", workReaders, s.planEvents},
 	}
-	methods := map[string][]string{}
-	for _, rt := range table {
-		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt, false))
-		methods[rt.path] = append(methods[rt.path], rt.method)
-	}
-	for path, allowed := range methods {
-		s.mux.Handle(path, s.wrap(route{path: path, h: notAllowed(allowed)}, false))
-	}
-	s.mux.Handle("GET /v1/openapi.json", s.wrap(route{path: "/v1/openapi.json", h: func(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openAPI)
-		return nil
-	}}, true))
-	s.mux.Handle("/v1/openapi.json", s.wrap(route{path: "/v1/openapi.json", h: notAllowed([]string{"GET"})}, true))
-	s.mux.Handle("/", s.wrap(route{path: "/", h: func(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
-		return errorf(http.StatusNotFound, CodeNotFound, "no route %s %s: the API is under /v1 (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)
-	}}, false))
 }
 
 // notAllowed answers a method a path does not take.

@@ -68,11 +68,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, id Identi
 	if err := checkMode(req.Mode); err != nil {
 		return err
 	}
-	root, err := s.allowedRoot(req.Root)
-	if err != nil {
-		return err
-	}
-	d.Root = root
 	if len(req.Policy) > 0 && string(req.Policy) != "null" {
 		p, perr := policy.Parse(req.Policy)
 		if perr != nil {
@@ -80,6 +75,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, id Identi
 		}
 		d.Policy = p
 	}
+	root, err := s.allowedRoot(req.Root)
+	if err != nil {
+		return err
+	}
+	d.Root = root
 	sid, cerr := s.o.Client.CreateSession(r.Context(), d)
 	if cerr != nil {
 		return fromClient(cerr)
