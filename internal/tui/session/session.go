@@ -1,7 +1,9 @@
 // Package session is the TUI's session view: the transcript, which grows
 // as text and reasoning events arrive, and the composer (Enter sends,
-// Shift+Enter a new line). What is sent comes out as a PromptMsg, or as a
-// SlashMsg for a slash command; the parent runs it through the client.
+// Shift+Enter a new line). Text and reasoning show as their deltas stream
+// in, until the response's completed text replaces them; answers are drawn
+// as Markdown. What is sent comes out as a PromptMsg, or as a SlashMsg for
+// a slash command; the parent runs it through the client.
 package session
 
 import (
@@ -38,13 +40,19 @@ type NoteMsg struct{ Text string }
 type entry struct {
 	kind string
 	text string
+	// streaming: text is the deltas so far, drawn plain until the
+	// response's text or reasoning event replaces it.
+	streaming bool
+	// md is a text entry drawn as Markdown, as last drawn.
+	md rendered
 }
 
 // Model is the session view.
 type Model struct {
 	common.Common
-	entries  []entry
+	entries  []*entry
 	composer textarea.Model
+	md       *renderer
 }
 
 const composerHeight = 3
@@ -65,7 +73,7 @@ func New(com common.Common) Model {
 		ta.SetStyles(st)
 	}
 	ta.Focus()
-	return Model{Common: com, composer: ta}
+	return Model{Common: com, composer: ta, md: &renderer{color: com.Color}}
 }
 
 // SetSize sets the view's size.
@@ -90,7 +98,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.add(msg.Event)
 		return m, nil
 	case NoteMsg:
-		m.entries = append(m.entries, entry{kind: "note", text: msg.Text})
+		m.entries = append(m.entries, &entry{kind: "note", text: msg.Text})
 		return m, nil
 	case tea.KeyPressMsg:
 		if msg.String() == "enter" {
@@ -101,11 +109,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.composer.Reset()
 			out, err := Parse(text)
 			if err != nil {
-				m.entries = append(m.entries, entry{kind: "note", text: err.Error()})
+				m.entries = append(m.entries, &entry{kind: "note", text: err.Error()})
 				return m, nil
 			}
 			if p, ok := out.(PromptMsg); ok {
-				m.entries = append(m.entries, entry{kind: "you", text: "> " + p.Text})
+				m.entries = append(m.entries, &entry{kind: "you", text: "> " + p.Text})
 			}
 			return m, func() tea.Msg { return out }
 		}
@@ -129,40 +137,79 @@ func Parse(text string) (tea.Msg, error) {
 	return SlashMsg{Command: cmd, Args: strings.TrimSpace(args)}, nil
 }
 
+// add puts an event in the transcript. A delta extends the streaming entry
+// of its kind or starts one; the text or reasoning event that follows
+// replaces that entry's text, and the next ones of the response join it.
 func (m *Model) add(ev contract.Event) {
-	var e entry
+	var e *entry
 	switch ev.Type {
-	case contract.EventText, contract.EventReasoning:
-		kind := string(ev.Type)
-		if n := len(m.entries); n > 0 && m.entries[n-1].kind == kind {
-			m.entries[n-1].text += ev.Text
+	case contract.EventTextDelta, contract.EventReasoningDelta:
+		kind := "text"
+		if ev.Type == contract.EventReasoningDelta {
+			kind = "reasoning"
+		}
+		if i := m.last(kind); i >= 0 && m.entries[i].kind == kind && m.entries[i].streaming {
+			m.entries[i].text += ev.Text
 			return
 		}
-		e = entry{kind: kind, text: ev.Text}
-		if kind == "reasoning" {
-			e.text = "thinking: " + ev.Text
+		e = &entry{kind: kind, text: label(kind, ev.Text), streaming: true}
+	case contract.EventText, contract.EventReasoning:
+		kind := string(ev.Type)
+		switch i := m.last(kind); {
+		case i >= 0 && m.entries[i].kind == kind && m.entries[i].streaming:
+			m.entries[i].text, m.entries[i].streaming = label(kind, ev.Text), false
+		case i >= 0 && m.entries[i].kind == kind:
+			m.entries[i].text += ev.Text
+		default:
+			m.entries = slices.Insert(m.entries, i+1, &entry{kind: kind, text: label(kind, ev.Text)})
 		}
+		return
 	case contract.EventToolRequested:
-		e = entry{kind: "tool", text: "→ " + ev.Tool + " " + string(ev.Arguments)}
+		e = &entry{kind: "tool", text: "→ " + ev.Tool + " " + string(ev.Arguments)}
 	case contract.EventToolCompleted:
-		e = entry{kind: "tool", text: "← " + ev.Tool + " " + string(ev.Status)}
+		e = &entry{kind: "tool", text: "← " + ev.Tool + " " + string(ev.Status)}
 	case contract.EventFailed:
-		e = entry{kind: "note", text: "failed: " + ev.Error}
+		e = &entry{kind: "note", text: "failed: " + ev.Error}
 	case contract.EventStepClaimed:
-		e = entry{kind: "note", text: "step " + ev.Step + " claimed"}
+		e = &entry{kind: "note", text: "step " + ev.Step + " claimed"}
 	case contract.EventCeremonyStopped:
-		e = entry{kind: "note", text: "ceremony stopped: " + ev.Reason}
+		e = &entry{kind: "note", text: "ceremony stopped: " + ev.Reason}
 	default:
 		return
 	}
 	m.entries = append(m.entries, e)
 }
 
+// last returns the index of the entry a text or reasoning event of kind
+// goes to, or after: the last entry, passing over streaming entries of the
+// other kind (what the same response streamed after it); -1 if none.
+func (m *Model) last(kind string) int {
+	i := len(m.entries) - 1
+	for i >= 0 && m.entries[i].streaming && m.entries[i].kind != kind {
+		i--
+	}
+	return i
+}
+
+// label is the text an entry of kind starts with.
+func label(kind, text string) string {
+	if kind == "reasoning" {
+		return "thinking: " + text
+	}
+	return text
+}
+
 // View draws the transcript's last lines above the composer.
 func (m Model) View() string {
 	var lines []string
+	width := max(m.Width, 1)
 	for _, e := range m.entries {
-		text := ansi.Wrap(e.text, max(m.Width, 1), "")
+		var text string
+		if e.kind == "text" && !e.streaming {
+			text = m.md.answer(e, width)
+		} else {
+			text = ansi.Wrap(e.text, width, "")
+		}
 		if e.kind == "reasoning" || e.kind == "tool" {
 			text = m.Styles.Dim.Render(text)
 		}
