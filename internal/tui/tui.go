@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -74,6 +75,10 @@ type Options struct {
 	MaxActive int
 	// NoColor draws without colours (Run sets it when NO_COLOR is set).
 	NoColor bool
+	// Deltas, when set, follows a session's live deltas (the provider's
+	// tokens, from this host's service API), which the transcript shows
+	// until the completed text replaces them.
+	Deltas func(ctx context.Context, sessionID string, fn func(contract.Event)) error
 }
 
 type view int
@@ -782,11 +787,22 @@ func (m Model) decide(d card.DecisionMsg) tea.Cmd {
 	}
 }
 
-// watch runs Watch in the command's goroutine, its events sent on ch.
+// watch runs Watch in the command's goroutine, its events sent on ch,
+// with the execution's live deltas beside it until it ends.
 func (m Model) watch(ex client.Execution, ch chan tea.Msg) tea.Cmd {
+	deltas := m.opts.Deltas
 	return func() tea.Msg {
 		w := watcher{ctx: m.ctx, ch: ch}
+		var live sync.WaitGroup
+		lctx, stop := context.WithCancel(m.ctx)
+		if deltas != nil {
+			live.Go(func() {
+				_ = deltas(lctx, ex.SessionID, func(ev contract.Event) { watcher{ctx: lctx, ch: ch}.Event(ev) })
+			})
+		}
 		res, err := m.client.Watch(m.ctx, ex, w)
+		stop()
+		live.Wait()
 		w.send(resultMsg{res: res, err: err})
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -88,6 +89,10 @@ type ExecOptions struct {
 	JSON         bool
 	// Web, when set, offers or removes the web tools for the session.
 	Web *bool
+	// Deltas follows a session's live deltas from this host's service
+	// API (factory.Factory.Deltas); nil, or off a terminal, the answer
+	// prints whole at the end.
+	Deltas func(ctx context.Context, sessionID string, fn func(contract.Event)) error
 }
 
 // NewCmdExec returns the exec command. It parses and validates the
@@ -98,6 +103,7 @@ func NewCmdExec(f *factory.Factory, runF func(context.Context, *ExecOptions) err
 		Getwd:      f.Getwd,
 		Interrupts: f.Interrupts,
 		Client:     factory.ClientFunc[Client](f),
+		Deltas:     f.Deltas,
 	}
 	cmd := &cobra.Command{
 		Use:   "exec [flags] PROMPT | exec --session ID --decide approve|deny | exec --session ID --stop-ceremony",
@@ -362,6 +368,7 @@ func readPrompt(in io.Reader) (string, error) {
 // watch follows the execution to its result and prints it. The first
 // Ctrl+C interrupts the execution, naming it; the second leaves.
 func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution) error {
+	live := &liveText{}
 	f := cmdutil.Follow[*contract.Result]{
 		IO: opts.IO, Interrupts: opts.Interrupts, JSON: opts.JSON,
 		Notice:    "axlr-tui: interrupting the execution (Ctrl+C again to leave without waiting)",
@@ -371,8 +378,54 @@ func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution
 		},
 		End: func(res *contract.Result) cmdutil.End {
 			return cmdutil.End{Line: contract.Event{Type: contract.EventResult, Result: res}, Status: res.Status,
-				Print: func(stdout, stderr io.Writer) { cmdutil.PrintResult(stdout, stderr, res) }}
+				Print: func(stdout, stderr io.Writer) { cmdutil.PrintResult(stdout, stderr, live.rest(stdout, res)) }}
 		},
 	}
+	if opts.Deltas != nil && opts.IO.IsStdoutTTY() {
+		f.Beside = func(ctx context.Context, _ io.Writer) <-chan struct{} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = opts.Deltas(ctx, ex.SessionID, func(ev contract.Event) { live.add(opts.IO.Out, ev) })
+			}()
+			return done
+		}
+	}
 	return f.Run(ctx)
+}
+
+// liveText is the answer as it streamed to a terminal: text deltas are
+// printed as they come, and the result's answer then prints only when the
+// stream did not end with it.
+type liveText struct {
+	mu       sync.Mutex
+	streamed strings.Builder
+}
+
+func (l *liveText) add(out io.Writer, ev contract.Event) {
+	if ev.Type != contract.EventTextDelta {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.streamed.WriteString(ev.Text)
+	fmt.Fprint(out, ev.Text)
+}
+
+// rest ends the streamed text and returns the result to print after it:
+// without its answer when the terminal shows it already.
+func (l *liveText) rest(out io.Writer, res *contract.Result) *contract.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.streamed.String()
+	if s == "" {
+		return res
+	}
+	fmt.Fprintln(out)
+	if res.Answer == "" || !strings.HasSuffix(strings.TrimSpace(s), strings.TrimSpace(res.Answer)) {
+		return res
+	}
+	shown := *res
+	shown.Answer = ""
+	return &shown
 }

@@ -149,6 +149,8 @@ type fakeClient struct {
 	interrupted chan struct{}
 	watched     client.Execution
 	closed      bool
+	// streamed, when set, holds Watch until the deltas went out.
+	streamed chan struct{}
 }
 
 type interruptCall struct {
@@ -218,6 +220,9 @@ func (f *fakeClient) Interrupt(_ context.Context, ex client.Execution, reason st
 
 func (f *fakeClient) Watch(ctx context.Context, ex client.Execution, w client.Watcher) (*contract.Result, error) {
 	f.watched = ex
+	if f.streamed != nil {
+		<-f.streamed
+	}
 	if f.down {
 		w.Unreachable(errors.New("connection refused"))
 		w.Back()
@@ -512,5 +517,53 @@ func TestExecRunJSONLines(t *testing.T) {
 	}
 	if strings.Join(types, " ") != "session tool.requested tool.completed text completed result" || last.Result == nil || last.Result.Pending.CallID != "exec-1" {
 		t.Fatalf("lines %v, last %+v", types, last)
+	}
+}
+
+// TestExecRunDeltas: on a terminal, the answer's deltas print as they
+// come, and the result then prints without the answer the terminal
+// shows already; a stream that missed its end prints the answer whole.
+func TestExecRunDeltas(t *testing.T) {
+	tests := []struct {
+		name   string
+		deltas []string
+		tty    bool
+		stdout string
+	}{
+		{"streamed whole", []string{"a.txt holds ", "one line."}, true, "a.txt holds one line.\n"},
+		{"earlier text, then the answer", []string{"Let me look.", "a.txt holds one line."}, true, "Let me look.a.txt holds one line.\n"},
+		{"the end lost", []string{"a.txt ho"}, true, "a.txt ho\na.txt holds one line.\n"},
+		{"off a terminal", []string{"a.txt holds one line."}, false, "a.txt holds one line.\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, stdout, _ := factory.Test()
+			ios.SetStdoutTTY(tt.tty)
+			fake := &fakeClient{t: t, result: completed, interrupted: make(chan struct{}), streamed: make(chan struct{})}
+			if !tt.tty {
+				close(fake.streamed)
+			}
+			opts := ExecOptions{Prompt: "x", Mode: "normal", Approve: "local", IO: ios,
+				Getwd:  func() (string, error) { return t.TempDir(), nil },
+				Client: func(context.Context) (Client, error) { return fake, nil },
+				Deltas: func(ctx context.Context, sessionID string, fn func(contract.Event)) error {
+					if sessionID != sid {
+						t.Errorf("deltas of session %s", sessionID)
+					}
+					for _, d := range tt.deltas {
+						fn(contract.Event{Type: contract.EventTextDelta, Text: d})
+					}
+					fn(contract.Event{Type: contract.EventReasoningDelta, Text: "not printed"})
+					close(fake.streamed)
+					<-ctx.Done()
+					return nil
+				}}
+			if err := execRun(context.Background(), &opts); err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != tt.stdout {
+				t.Fatalf("stdout %q, want %q", stdout, tt.stdout)
+			}
+		})
 	}
 }

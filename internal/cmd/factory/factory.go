@@ -12,7 +12,10 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/apiclient"
 	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/internal/settings"
 )
 
 // Factory is built once per invocation.
@@ -97,4 +100,31 @@ func (s *IOStreams) SetStdinTTY(tty bool) { s.stdinTTY = tty }
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// Deltas hands fn the live deltas (text.delta, reasoning.delta) of a
+// session's model requests, from the service API of the axlrd on this
+// host, until ctx ends. It returns at once with an error when that axlrd
+// serves no API (apiclient.ErrNoService): its sessions' answers then
+// arrive whole.
+func (f *Factory) Deltas(ctx context.Context, sessionID string, fn func(contract.Event)) error {
+	getenv := f.Conn.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	set, err := settings.Open(f.Conn.SettingsPath, getenv)
+	if err != nil {
+		return err
+	}
+	dir := set.Daemon.StateDir
+	if dir == "" {
+		if dir, err = settings.DefaultStateDir(getenv); err != nil {
+			return err
+		}
+	}
+	api, err := apiclient.FindLocal(dir)
+	if err != nil {
+		return err
+	}
+	return api.Deltas(ctx, sessionID, fn)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,10 +104,16 @@ func TestTUIRun(t *testing.T) {
 			ran := cmdtest.Run(func(ios *factory.IOStreams) error {
 				opts := tt.opts
 				opts.IO, opts.Client, opts.Getwd = ios, cmdtest.Dial[TUIClient](tt.fake), func() (string, error) { return dir, nil }
-				opts.Run = func(_ context.Context, _ tui.Client, o tui.Options) error { got = &o; return nil }
+				opts.Run = func(_ context.Context, _ tui.Client, o tui.Options) error {
+					if o.Deltas != nil {
+						t.Error("deltas passed though the options named none")
+					}
+					got = &o
+					return nil
+				}
 				return tuiRun(context.Background(), &opts)
 			})
-			if ran.Code != tt.code || (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+			if ran.Code != tt.code || (got == nil) != (tt.want == nil) || got != nil && !reflect.DeepEqual(*got, *tt.want) {
 				t.Fatalf("ran %+v, opened %+v, want %+v", ran, got, tt.want)
 			}
 		})

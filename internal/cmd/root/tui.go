@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/underpass-ai/axlr/agent/policy"
+	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/client"
 	"github.com/underpass-ai/axlr/internal/cmd/cmdutil"
 	"github.com/underpass-ai/axlr/internal/cmd/factory"
@@ -48,13 +49,15 @@ type TUIOptions struct {
 	// Approve is the prompts' approval level (default: the terminal UI's,
 	// local).
 	Approve string
+	// Deltas follows a session's live deltas (factory.Factory.Deltas).
+	Deltas func(ctx context.Context, sessionID string, fn func(contract.Event)) error
 }
 
 // newCmdTUI returns the command of axlr-tui alone. On a terminal it
 // parses the flags, then calls runF, or tuiRun when runF is nil; off one
 // it prints the help on stderr and exits 2.
 func newCmdTUI(f *factory.Factory, runF func(context.Context, *TUIOptions) error) *cobra.Command {
-	opts := &TUIOptions{IO: f.IOStreams, Client: factory.ClientFunc[TUIClient](f), Getwd: f.Getwd, Run: tui.Run}
+	opts := &TUIOptions{IO: f.IOStreams, Client: factory.ClientFunc[TUIClient](f), Getwd: f.Getwd, Run: tui.Run, Deltas: f.Deltas}
 	cmd := &cobra.Command{
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !opts.IO.IsStdinTTY() || !opts.IO.IsStdoutTTY() {
@@ -99,6 +102,6 @@ func tuiRun(ctx context.Context, opts *TUIOptions) error {
 	return cmdutil.WithWorker(ctx, opts.Client, func(c TUIClient) error {
 		set := c.Settings()
 		return opts.Run(ctx, c, tui.Options{Root: root, Model: cmp.Or(opts.Model, set.Model), Mode: opts.Mode,
-			Approve: policy.Approval(opts.Approve), MaxActive: set.JobsMaxActive()})
+			Approve: policy.Approval(opts.Approve), MaxActive: set.JobsMaxActive(), Deltas: opts.Deltas})
 	})
 }
