@@ -280,12 +280,26 @@ func updateDetail(name string, args *commonpb.Payloads, dc converter.DataConvert
 			if r.Model != "" {
 				d += " model " + r.Model
 			}
-			return d + " approve " + string(r.Approval)
+			return d + " approve " + string(r.Approval) + by(r.By)
 		}
 	case workflows.UpdateDecide:
 		var r workflows.DecideRequest
 		if dc.FromPayloads(args, &r) == nil {
-			return strings.TrimSpace(fmt.Sprintf("%s the pending call %s", r.Decision, r.CallID))
+			return strings.TrimSpace(fmt.Sprintf("%s the pending call %s", r.Decision, r.CallID)) + by(r.By)
+		}
+	case workflows.UpdateJobDecide:
+		var r workflows.JobDecision
+		if dc.FromPayloads(args, &r) == nil {
+			verb := "approve"
+			if !r.Approve {
+				verb = "refuse"
+			}
+			return fmt.Sprintf("%s the %s", verb, r.Kind) + by(r.By)
+		}
+	case workflows.UpdatePlanDecide:
+		var r workflows.PlanDecision
+		if dc.FromPayloads(args, &r) == nil {
+			return fmt.Sprintf("%s the %s", r.Decision, r.Kind) + by(r.By)
 		}
 	case workflows.UpdateStopCeremony:
 		var r workflows.StopCeremonyRequest
@@ -299,6 +313,14 @@ func updateDetail(name string, args *commonpb.Payloads, dc converter.DataConvert
 		}
 	}
 	return ""
+}
+
+// by names who sent a request through the service API.
+func by(who string) string {
+	if who == "" {
+		return ""
+	}
+	return " by " + who
 }
 
 func activityInput(activityType string, in *commonpb.Payloads, dc converter.DataConverter) string {

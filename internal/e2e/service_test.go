@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,12 +13,54 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
+	"github.com/underpass-ai/axlr/internal/service"
 )
+
+// apiDoc validates the API's answers against its OpenAPI document: one
+// validator for the tests of the package.
+var apiDoc = sync.OnceValues(func() (validator.Validator, error) {
+	doc, err := libopenapi.NewDocument(service.OpenAPI())
+	if err != nil {
+		return nil, err
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return v, nil
+})
+
+// conforms fails the test when an answer is not one the document allows
+// for its request.
+func conforms(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	v, err := apiDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = req.Clone(context.Background())
+	req.URL.Scheme, req.URL.Host, req.Host = "http", "127.0.0.1:7280", "127.0.0.1:7280"
+	resp := &http.Response{StatusCode: status, Header: header, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
+	if ok, errs := v.ValidateHttpResponse(req, resp); !ok {
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Message+": "+e.Reason)
+			for _, se := range e.SchemaValidationErrors {
+				msgs = append(msgs, "  "+se.FieldPath+": "+se.Reason)
+			}
+		}
+		t.Errorf("%s %s answered %d, which the document does not allow:\n%s\n%s", req.Method, req.URL.Path, status, strings.Join(msgs, "\n"), body)
+	}
+}
 
 // api is a client of one axlrd's service API with a bearer token.
 type api struct {
@@ -94,6 +138,7 @@ func (a *api) do(method, path string, body any, headers ...string) reply {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	conforms(a.t, req, resp.StatusCode, resp.Header, raw)
 	r := reply{status: resp.StatusCode, raw: raw}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
@@ -303,5 +348,79 @@ func TestServiceSessionTurn(t *testing.T) {
 		if rest[i].id != all[i+2].id || !bytes.Equal(rest[i].data, all[i+2].data) {
 			t.Fatalf("event %s after the reconnect differs: %s, want %s", rest[i].id, rest[i].data, all[i+2].data)
 		}
+	}
+}
+
+// tokenSHA is the hex sha256 of a token, as settings hold it.
+func tokenSHA(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestServiceDecisions: a call waits for a decision; a session client may
+// not take it, an approver may, at the revision that waits and for the
+// call that waits; the result records who decided, and so does history.
+func TestServiceDecisions(t *testing.T) {
+	model := agenttest.NewServer(t, agenttest.Queue(
+		agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "w1", Name: "local_write", Arguments: `{"path":"notes.md","content":"hi\n","mode":"create"}`}}},
+		agenttest.Reply{Text: "Wrote notes.md."},
+	))
+	e := newEnv(t, model.URL)
+	e.writeSettings(serviceSettings(e.workspace, fmt.Sprintf(`, "tokens": [
+		{"name": "ci", "sha256": %q, "roles": ["session_client"]},
+		{"name": "boss", "sha256": %q, "roles": ["approver"]}]`, tokenSHA("ci-secret-token-1"), tokenSHA("boss-secret-token-1"))))
+	d := e.start()
+	local := localAPI(t, d.info.ServiceURL, e.stateDir)
+	ci := &api{t: t, url: local.url, token: "ci-secret-token-1", http: local.http}
+	boss := &api{t: t, url: local.url, token: "boss-secret-token-1", http: local.http}
+
+	sid := ci.do("POST", "/v1/sessions", map[string]any{}).must(t, 201).str("id")
+	if r := boss.do("POST", "/v1/sessions", map[string]any{}); r.status != 403 || r.str("error", "code") != "forbidden" {
+		t.Fatalf("an approver created a session: %d %s", r.status, r.raw)
+	}
+	events := ci.stream("/v1/sessions/"+sid+"/events", "")
+	ci.do("POST", "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "write notes.md"}, "Idempotency-Key", "decide-turn-000001").must(t, 202)
+	waits := events.until(t, "decision.required", 30*time.Second)
+	var asked contract.Event
+	_ = json.Unmarshal(waits[len(waits)-1].data, &asked)
+	if asked.Result == nil || asked.Result.Status != contract.NeedsDecision || asked.Result.Pending == nil || asked.Result.Pending.CallID != "w1" {
+		t.Fatalf("decision.required carries no needs_decision result: %s", waits[len(waits)-1].data)
+	}
+	view := ci.do("GET", "/v1/sessions/"+sid, nil).must(t, 200)
+	rev := int(view.body["revision"].(float64))
+	if view.str("state") != "needs_decision" || view.str("pending", "call_id") != "w1" {
+		t.Fatalf("the session does not wait: %s", view.raw)
+	}
+	decide := func(a *api, call string, revision int) reply {
+		return a.do("POST", "/v1/sessions/"+sid+"/decisions", map[string]any{"call_id": call, "decision": "approve", "revision": revision})
+	}
+	if r := decide(ci, "w1", rev); r.status != 403 {
+		t.Fatalf("a session client decided: %d %s", r.status, r.raw)
+	}
+	if r := decide(boss, "w1", rev+5); r.status != 409 || !strings.Contains(r.str("error", "message"), "call w1") {
+		t.Fatalf("a stale revision: %d %s", r.status, r.raw)
+	}
+	if r := decide(boss, "w9", rev); r.status != 409 || !strings.Contains(r.str("error", "message"), "w1") {
+		t.Fatalf("another call: %d %s", r.status, r.raw)
+	}
+	ok := decide(boss, "w1", rev).must(t, 202)
+	if ok.str("decided_by") != "boss" {
+		t.Fatalf("decided: %s", ok.raw)
+	}
+	if again := decide(boss, "w1", rev).must(t, 202); again.str("execution_id") != ok.str("execution_id") {
+		t.Fatalf("a retried decision started %s, then %s", ok.str("execution_id"), again.str("execution_id"))
+	}
+	done := events.until(t, "completed", 30*time.Second)
+	var end contract.Event
+	_ = json.Unmarshal(done[len(done)-1].data, &end)
+	if end.Result == nil || len(end.Result.ToolCalls) != 1 || end.Result.ToolCalls[0].DecidedBy != "boss" || end.Result.ToolCalls[0].Status != contract.CallCompleted {
+		t.Fatalf("the result does not record who decided: %s", done[len(done)-1].data)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.workspace, "notes.md")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("notes.md: %q %v", b, err)
+	}
+	hist := e.tui(context.Background(), "history", sid, "--json")
+	if !strings.Contains(hist.stdout, "boss") {
+		t.Fatalf("history does not name the decider:\n%s", hist.stdout)
 	}
 }

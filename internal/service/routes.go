@@ -195,3 +195,7 @@ func (s *Server) probeHandler() http.Handler {
 	})
 	return mux
 }
+
+// OpenAPI returns the API's OpenAPI 3.1 document, as /v1/openapi.json
+// serves it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
