@@ -23,6 +23,8 @@ import (
 	"github.com/underpass-ai/axlr/agent/agenttest"
 	"github.com/underpass-ai/axlr/contract"
 	"github.com/underpass-ai/axlr/internal/service"
+	"github.com/underpass-ai/axlr/jobs"
+	"github.com/underpass-ai/axlr/workflows"
 )
 
 // apiDoc validates the API's answers against its OpenAPI document: one
@@ -422,5 +424,190 @@ func TestServiceDecisions(t *testing.T) {
 	hist := e.tui(context.Background(), "history", sid, "--json")
 	if !strings.Contains(hist.stdout, "boss") {
 		t.Fatalf("history does not name the decider:\n%s", hist.stdout)
+	}
+}
+
+// serviceURL reads the service API's address from a spawned axlrd's
+// ready line.
+func serviceURL(t testing.TB, p *process) string {
+	t.Helper()
+	for _, line := range strings.Split(p.stdout.String(), "\n") {
+		if _, rest, ok := strings.Cut(line, " service "); ok && strings.HasPrefix(line, "axlrd ready:") {
+			return strings.Fields(rest)[0]
+		}
+	}
+	t.Fatalf("no service in the ready line: %s", p.stdout)
+	return ""
+}
+
+// TestServiceRestartMidStream kills axlrd with SIGKILL after a turn was
+// accepted and while its model request is in flight, and starts it
+// again. The client reconnects with its cursor: it gets each durable
+// event once, in order, the same ones a reader from the start gets. The
+// turn's request sent again with its key is the same execution, and the
+// turn runs once.
+func TestServiceRestartMidStream(t *testing.T) {
+	held := make(chan struct{})
+	var mu sync.Mutex
+	answers := 0
+	model := agenttest.NewServer(t, func(req agenttest.Request) agenttest.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == "user" {
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "r1", Name: "local_read", Arguments: `{"path":"notes.md"}`}}}
+		}
+		mu.Lock()
+		answers++
+		first := answers == 1
+		mu.Unlock()
+		if first {
+			// The first answer never comes: axlrd is killed meanwhile.
+			return agenttest.Reply{Text: "never", Wait: held}
+		}
+		return agenttest.Reply{Text: "notes.md says hello.", ChunkBytes: 5}
+	})
+	t.Cleanup(func() { close(held) })
+	e := newEnv(t, model.URL)
+	if err := os.WriteFile(filepath.Join(e.workspace, "notes.md"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.writeSettings(serviceSettings(e.workspace, ""))
+	p := e.spawn()
+	a := localAPI(t, serviceURL(t, p), e.stateDir)
+	sid := a.do("POST", "/v1/sessions", map[string]any{}).must(t, 201).str("id")
+	s1 := a.stream("/v1/sessions/"+sid+"/events", "")
+	turn := map[string]any{"prompt": "what does notes.md say?", "approval": "local"}
+	key := "restart-turn-00000001"
+	exec := a.do("POST", "/v1/sessions/"+sid+"/turns", turn, "Idempotency-Key", key).must(t, 202).str("execution_id")
+	before := durable(s1.until(t, "tool.completed", 30*time.Second))
+	asked := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return answers > 0
+	}
+	for deadline := time.Now().Add(30 * time.Second); !asked(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the second model request never came")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.kill()
+	s1.cancel()
+
+	p2 := e.spawn()
+	a = localAPI(t, serviceURL(t, p2), e.stateDir)
+	if again := a.do("POST", "/v1/sessions/"+sid+"/turns", turn, "Idempotency-Key", key).must(t, 202); again.str("execution_id") != exec {
+		t.Fatalf("after the restart the key started %s, not %s", again.str("execution_id"), exec)
+	}
+	last := before[len(before)-1].id
+	after := durable(a.stream("/v1/sessions/"+sid+"/events", last).until(t, "completed", 60*time.Second))
+	got := append(append([]sseEvent{}, before...), after...)
+	all := durable(a.stream("/v1/sessions/"+sid+"/events", "0").until(t, "completed", 30*time.Second))
+	if len(got) != len(all) {
+		t.Fatalf("before the kill %s and after it %s; from the start %s", types(before), types(after), types(all))
+	}
+	for i := range all {
+		if got[i].id != all[i].id || !bytes.Equal(got[i].data, all[i].data) {
+			t.Fatalf("event %d: %s %s, from the start %s %s", i, got[i].id, got[i].data, all[i].id, all[i].data)
+		}
+	}
+	view := a.do("GET", "/v1/sessions/"+sid, nil).must(t, 200)
+	if view.str("result", "answer") != "notes.md says hello." || view.str("execution_id") != exec {
+		t.Fatalf("after the restart: %s", view.raw)
+	}
+	starts := 0
+	for _, ev := range all {
+		if ev.typ == "session" {
+			starts++
+		}
+	}
+	prompts := 0
+	for _, r := range model.Requests() {
+		if last := r.Messages[len(r.Messages)-1]; last.Role == "user" {
+			prompts++
+		}
+	}
+	if starts != 1 || prompts != 1 {
+		t.Fatalf("the turn ran %d times (%d prompts to the model)", starts, prompts)
+	}
+}
+
+// jobChange decodes a job.status event.
+func jobChange(t testing.TB, ev sseEvent) jobs.Record {
+	t.Helper()
+	var c struct {
+		Job *jobs.Record `json:"job"`
+	}
+	if err := json.Unmarshal(ev.data, &c); err != nil || c.Job == nil {
+		t.Fatalf("a job.status event without its job: %s", ev.data)
+	}
+	return *c.Job
+}
+
+// untilJob reads a job's stream until its status is want, returning the
+// events read.
+func (s *stream) untilJob(t testing.TB, want jobs.Status) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	for {
+		evs := s.until(t, "job.status", 2*time.Minute)
+		got = append(got, evs...)
+		if jobChange(t, evs[len(evs)-1]).Status == want {
+			return got
+		}
+	}
+}
+
+// TestServiceJob starts a repair through the API, follows its status
+// changes on its event stream, approves its check and its merge as a
+// control plane would, and reconnects from a cursor: one pull request,
+// one merge, and every change once.
+func TestServiceJob(t *testing.T) {
+	gh, repo, e := repairWorld(t, fleetFiles(3), 1, fleetGrepReply)
+	e.writeSettings(`{"model": "m", "forge": {"api_url": "` + gh.URL + `"},
+		"repair": {"repository": "underpass-ai/calc", "remote": "` + repo.Path() + `", "poll_seconds": 1},
+		"service": {"roots": ["` + e.workspace + `"], "tokens": [
+			{"name": "bot", "sha256": "` + tokenSHA("bot-secret-token-1") + `", "roles": ["job_operator", "approver"]},
+			{"name": "viewer", "sha256": "` + tokenSHA("viewer-token-00001") + `", "roles": ["session_client"]}]}}`)
+	d := e.start()
+	local := localAPI(t, d.info.ServiceURL, e.stateDir)
+	bot := &api{t: t, url: local.url, token: "bot-secret-token-1", http: local.http}
+	viewer := &api{t: t, url: local.url, token: "viewer-token-00001", http: local.http}
+	if r := viewer.do("POST", "/v1/jobs", map[string]any{"kind": "repair", "brief": "TestN1 fails"}); r.status != 403 {
+		t.Fatalf("a session client started a job: %d %s", r.status, r.raw)
+	}
+	if r := bot.do("POST", "/v1/jobs", map[string]any{"kind": "mend", "brief": "x"}); r.status != 400 {
+		t.Fatalf("kind mend: %d %s", r.status, r.raw)
+	}
+	id := bot.do("POST", "/v1/jobs", map[string]any{"kind": "repair", "brief": "TestN1 fails"}).must(t, 201).str("job", "id")
+	events := bot.stream("/v1/jobs/"+id+"/events", "")
+	waiting := events.untilJob(t, jobs.AwaitingApproval)
+	if rec := jobChange(t, waiting[len(waiting)-1]); rec.Pending == nil || rec.Pending.Kind != jobs.PendingCheck {
+		t.Fatalf("awaiting approval without a check: %s", waiting[len(waiting)-1].data)
+	}
+	if r := bot.do("POST", "/v1/jobs/"+id+"/decisions", map[string]any{"decision": "approve", "pending": "merge"}); r.status != 409 {
+		t.Fatalf("a merge approved while the check waits: %d %s", r.status, r.raw)
+	}
+	bot.do("POST", "/v1/jobs/"+id+"/decisions", map[string]any{"decision": "approve", "pending": "check"}).must(t, 200)
+	merging := events.untilJob(t, jobs.AwaitingMerge)
+	if r := bot.do("POST", "/v1/jobs/"+id+"/decisions", map[string]any{"decision": "approve", "pending": "merge"}).must(t, 200); r.str("decided_by") != "bot" {
+		t.Fatalf("merge approved: %s", r.raw)
+	}
+	done := events.untilJob(t, jobs.Completed)
+	got := durable(append(append(waiting, merging...), done...))
+	if calls := gh.Calls(); calls.PullRequestsOpened != 1 || calls.Merges != 1 {
+		t.Fatalf("forge calls %+v", calls)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].id == got[i-1].id {
+			t.Fatalf("change %s came twice", got[i].id)
+		}
+	}
+	// From the second change on, a reconnect gets the rest, once.
+	rest := durable(bot.stream("/v1/jobs/"+id+"/events", got[1].id).untilJob(t, jobs.Completed))
+	if len(rest) != len(got)-2 || rest[0].id != got[2].id || rest[len(rest)-1].id != got[len(got)-1].id {
+		t.Fatalf("from %s: %d changes, want %d", got[1].id, len(rest), len(got)-2)
+	}
+	hist := e.tui(context.Background(), "history", workflows.JobWorkflowID(id), "--json")
+	if !strings.Contains(hist.stdout, "approve the merge by bot") {
+		t.Fatalf("history does not name who approved the merge:\n%s", hist.stdout)
 	}
 }
