@@ -274,6 +274,17 @@ type NotFoundError struct{ SessionID string }
 
 func (e *NotFoundError) Error() string { return fmt.Sprintf("no session %s in axlrd", e.SessionID) }
 
+// missing is a workflow axlrd holds no run of, said in the client's own
+// words; errors.As finds the *serviceerror.NotFound under it.
+type missing struct {
+	msg string
+	err error
+}
+
+func (e *missing) Error() string { return e.msg }
+
+func (e *missing) Unwrap() error { return e.err }
+
 // reached turns an error of a server that did not answer into an
 // *UnreachableError and leaves any other as it is.
 func (c *Client) reached(err error) error {

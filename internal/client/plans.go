@@ -62,7 +62,7 @@ func (c *Client) Plan(ctx context.Context, id string) (plans.Record, error) {
 	v, err := c.query(ctx, workflows.PlanWorkflowID(id), "", workflows.QueryPlan)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return plans.Record{}, fmt.Errorf("no such plan: %s (axlr-tui plans lists the plans)", id)
+		return plans.Record{}, &missing{msg: fmt.Sprintf("no such plan: %s (axlr-tui plans lists the plans)", id), err: err}
 	}
 	if err != nil {
 		return plans.Record{}, c.reached(err)
@@ -213,7 +213,7 @@ func (c *Client) RecoverPlan(ctx context.Context, id string) (plans.Record, erro
 		return plans.Record{}, err
 	}
 	if rec.Status != plans.Interrupted {
-		return plans.Record{}, fmt.Errorf("plan %s is %s: only an interrupted plan is recovered", id, rec.Status)
+		return plans.Record{}, &RefusedError{Message: fmt.Sprintf("plan %s is %s: only an interrupted plan is recovered", id, rec.Status)}
 	}
 	return c.DecidePlan(ctx, workflows.PlanDecision{Plan: id, Kind: workflows.PlanDecideRecover, Decision: workflows.PlanApprove})
 }

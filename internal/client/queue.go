@@ -31,11 +31,11 @@ func (c *Client) QueueJob(ctx context.Context, id string) (workflows.QueueView, 
 	}
 	switch {
 	case rec.Status == jobs.Interrupted:
-		return workflows.QueueView{}, fmt.Errorf("job %s is interrupted: recover it first with axlr-tui jobs recover %s, then queue it", id, id)
+		return workflows.QueueView{}, &RefusedError{Message: fmt.Sprintf("job %s is interrupted: recover it first with axlr-tui jobs recover %s, then queue it", id, id)}
 	case rec.Pending == nil || rec.Pending.Kind != jobs.PendingMerge:
-		return workflows.QueueView{}, fmt.Errorf("job %s is %s: only a job that waits for its merge decision is queued", id, rec.Status)
+		return workflows.QueueView{}, &RefusedError{Message: fmt.Sprintf("job %s is %s: only a job that waits for its merge decision is queued", id, rec.Status)}
 	case rec.Base == "":
-		return workflows.QueueView{}, fmt.Errorf("job %s does not name its base branch (it was admitted by an older axlrd): approve it with axlr-tui jobs approve %s", id, id)
+		return workflows.QueueView{}, &RefusedError{Message: fmt.Sprintf("job %s does not name its base branch (it was admitted by an older axlrd): approve it with axlr-tui jobs approve %s", id, id)}
 	}
 	rid, err := session.NewID()
 	if err != nil {
@@ -72,7 +72,7 @@ func (c *Client) UnqueueJob(ctx context.Context, id, reason string) (workflows.Q
 		return workflows.QueueView{}, err
 	}
 	if rec.Queue == nil || rec.Queue.State == jobs.QueueEjected {
-		return workflows.QueueView{}, fmt.Errorf("job %s is not queued", id)
+		return workflows.QueueView{}, &RefusedError{Message: fmt.Sprintf("job %s is not queued", id)}
 	}
 	rid, err := session.NewID()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/underpass-ai/axlr/internal/client"
+	"github.com/underpass-ai/axlr/jobs"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
@@ -116,7 +117,7 @@ func fromClient(err error) *apiError {
 		return errorf(http.StatusConflict, CodeJobRefused, "%s", jobRefused.Error())
 	case errors.As(err, &refused):
 		return errorf(http.StatusConflict, CodeConflict, "%s", refused.Message)
-	case errors.As(err, &notFound), errors.As(err, &sNotFound):
+	case errors.As(err, &notFound), errors.As(err, &sNotFound), errors.Is(err, jobs.ErrNotFound):
 		return errorf(http.StatusNotFound, CodeNotFound, "%s", firstLine(err.Error()))
 	case errors.As(err, &bad):
 		return errorf(http.StatusBadRequest, CodeInvalidCursor, "%s", bad.Error())
