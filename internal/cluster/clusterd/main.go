@@ -92,7 +92,12 @@ func run(dir string, hosts int) error {
 		defer log.Close()
 		cmd := exec.Command(filepath.Join(bin, "axlrd"), "--temporal-address", tp.Address, "--database", db,
 			"--state-dir", filepath.Join(dir, id))
-		cmd.Env = append(os.Environ(), "AXLR_HOST_ID="+id, "XDG_DATA_HOME="+filepath.Join(dir, id, "data"))
+		// Each host's service API on its own ports: 7280 and 7281 for
+		// host-1, 7282 and 7283 for host-2, …
+		api := fmt.Sprintf("127.0.0.1:%d", 7280+2*(i-1))
+		probe := fmt.Sprintf("127.0.0.1:%d", 7281+2*(i-1))
+		cmd.Env = append(os.Environ(), "AXLR_HOST_ID="+id, "XDG_DATA_HOME="+filepath.Join(dir, id, "data"),
+			"AXLR_SERVICE_LISTEN="+api, "AXLR_SERVICE_PROBE="+probe)
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("start %s: %w", id, err)
@@ -101,6 +106,7 @@ func run(dir string, hosts int) error {
 	}
 	fmt.Printf("clusterd: Temporal at %s (namespace default), PostgreSQL at %s, %d hosts host-1…host-%d (logs in %s)\n",
 		tp.Address, db, hosts, hosts, logs)
+	fmt.Printf("clusterd: the hosts' service APIs at http://127.0.0.1:7280, :7282, … (each host's token in %s/host-N/service/token)\n", dir)
 	fmt.Printf("clusterd: AXLR_TEMPORAL_ADDRESS=%s AXLR_HOST_ID=host-1 %s/axlr-tui --repair \"…\"   (Ctrl-C stops them all)\n", tp.Address, bin)
 	<-ctx.Done()
 	fmt.Println("clusterd: stopping")
