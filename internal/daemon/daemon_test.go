@@ -54,6 +54,8 @@ func TestNewNamesWhatFailed(t *testing.T) {
 			want: []string{"open settings: made-mcp (/bin/made-mcp) keeps its ledger on this host, and --database shares it between hosts: drop one of them"}},
 		{name: "unreachable database", opts: Options{SettingsPath: absent, Database: "postgres://axlr:s3cret@127.0.0.1:1/axlr?connect_timeout=2"},
 			want: []string{"open the cluster's database: database postgres://axlr:xxxxx@127.0.0.1:1/axlr?connect_timeout=2: schema axlr_made: "}},
+		{name: "service off loopback without TLS", opts: Options{SettingsPath: absent}, env: map[string]string{"AXLR_SERVICE_LISTEN": "0.0.0.0:7280"},
+			want: []string{"open settings: service.listen 0.0.0.0:7280 is not loopback: it needs service.tls.cert and key"}},
 		{name: "unreachable cluster", opts: Options{SettingsPath: absent, TemporalAddress: "127.0.0.1:1"},
 			want: []string{"connect to temporal at 127.0.0.1:1 (namespace default): "}},
 	}
