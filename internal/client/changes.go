@@ -15,7 +15,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
-	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/underpass-ai/axlr/jobs"
@@ -288,10 +287,4 @@ func (c *Client) Exists(ctx context.Context, workflowID string) error {
 		return c.reached(err)
 	}
 	return nil
-}
-
-// HistoryIterator reads a workflow's current run as it grows (a long
-// poll), for a reader that wants to know when it changes.
-func (c *Client) HistoryIterator(ctx context.Context, workflowID string) sdkclient.HistoryEventIterator {
-	return c.tc.GetWorkflowHistory(ctx, workflowID, "", true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 }

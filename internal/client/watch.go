@@ -216,6 +216,13 @@ func (c *Client) pace(ctx context.Context, workflowID string) *pace {
 	return p
 }
 
+// Changes marks the channel it returns each time workflowID's history
+// grows, until ctx ends: the long poll a watch waits on, for a reader of
+// its own (the service API's event feeds).
+func (c *Client) Changes(ctx context.Context, workflowID string) <-chan struct{} {
+	return c.pace(ctx, workflowID).changed
+}
+
 // longPoll reads workflowID's history as it grows, marking each new event,
 // until ctx ends. The iterator ends with the run (continued as new, or
 // closed) or when axlrd does not answer; it starts again on the latest

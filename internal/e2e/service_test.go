@@ -280,6 +280,24 @@ func TestServiceSessionTurn(t *testing.T) {
 	d := e.start()
 	a := localAPI(t, d.info.ServiceURL, e.stateDir)
 
+	for path, want := range map[string]string{"/livez": `"status":"ok"`, "/readyz": `"status":"ready"`} {
+		resp, err := http.Get("http://" + d.info.ProbeAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		if path == "/readyz" {
+			for _, part := range []string{"temporal", "model", "made", "memory"} {
+				if !strings.Contains(string(body), `"name":"`+part+`","ok":true`) {
+					t.Fatalf("/readyz does not check %s: %s", part, body)
+				}
+			}
+		}
+	}
 	anon := &api{t: t, url: a.url, http: a.http}
 	if r := anon.do("POST", "/v1/sessions", map[string]any{}); r.status != 401 || r.str("error", "code") != "unauthenticated" || r.str("error", "request_id") == "" {
 		t.Fatalf("without a token: %d %s", r.status, r.raw)

@@ -429,15 +429,16 @@ func (f *sessionFeed) add(evs []numbered, next int) {
 // follow reads the session's new events each time its history grows,
 // from its cursor when the feed started.
 func (fs *feeds) follow(ctx context.Context, f *sessionFeed, sid, wid string) {
-	changed := make(chan struct{}, 1)
-	go fs.poll(ctx, wid, changed)
+	changed := fs.client.Changes(ctx, wid)
 	next := -1
 	for ctx.Err() == nil {
 		if next < 0 {
 			v, err := fs.client.SessionView(ctx, sid)
 			if err != nil {
-				if !sleepCtx(ctx, time.Second) {
+				select {
+				case <-ctx.Done():
 					return
+				case <-time.After(time.Second):
 				}
 				continue
 			}
@@ -469,36 +470,5 @@ func (fs *feeds) follow(ctx context.Context, f *sessionFeed, sid, wid string) {
 		case <-changed:
 		case <-time.After(client.IdleQuery):
 		}
-	}
-}
-
-// poll marks changed each time the workflow's history grows: a long
-// poll of its history, started again on its newest run.
-func (fs *feeds) poll(ctx context.Context, wid string, changed chan<- struct{}) {
-	for ctx.Err() == nil {
-		it := fs.client.HistoryIterator(ctx, wid)
-		for it.HasNext() {
-			if _, err := it.Next(); err != nil {
-				break
-			}
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}
-		if !sleepCtx(ctx, client.RetryInterval) {
-			return
-		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -252,5 +253,31 @@ func TestOpenAPI(t *testing.T) {
 	slices.Sort(served)
 	if !slices.Equal(documented, served) {
 		t.Fatalf("documented %v\nserved %v", documented, served)
+	}
+}
+
+func TestProbes(t *testing.T) {
+	ready := true
+	s, err := New(Options{Settings: settings.Service{Listen: settings.ServiceOff, Probe: settings.ServiceOff}, StateDir: t.TempDir(),
+		Ready: func(context.Context) []Check {
+			return []Check{{Name: "temporal", OK: true}, {Name: "model", OK: ready, Error: map[bool]string{false: "no default model"}[ready]}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.probeHandler()
+	if got := call(t, h, "GET", "/livez", ""); got.status != 200 {
+		t.Fatalf("/livez: %d", got.status)
+	}
+	if got := call(t, h, "GET", "/readyz", ""); got.status != 200 || !strings.Contains(got.body, `"status":"ready"`) {
+		t.Fatalf("/readyz: %d %s", got.status, got.body)
+	}
+	ready = false
+	if got := call(t, h, "GET", "/readyz", ""); got.status != 503 || !strings.Contains(got.body, "no default model") {
+		t.Fatalf("/readyz not ready: %d %s", got.status, got.body)
+	}
+	if got := call(t, h, "GET", "/v1/jobs", ""); got.status != 404 {
+		t.Fatalf("the probe listener served the API: %d", got.status)
 	}
 }

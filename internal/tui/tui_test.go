@@ -42,6 +42,8 @@ type fakeClient struct {
 	launchErr error
 	// closeErr, when set, is what CloseSession answers.
 	closeErr error
+	// watchAfter, when set, holds Watch until it is closed.
+	watchAfter chan struct{}
 }
 
 func (f *fakeClient) Jobs(context.Context) ([]jobrec.Record, error) {
@@ -104,6 +106,9 @@ func (f *fakeClient) Decide(_ context.Context, id string, req workflows.DecideRe
 	return client.Execution{SessionID: id, ExecutionID: "e1"}, nil
 }
 func (f *fakeClient) Watch(context.Context, client.Execution, client.Watcher) (*contract.Result, error) {
+	if f.watchAfter != nil {
+		<-f.watchAfter
+	}
 	return &contract.Result{Status: contract.Completed}, nil
 }
 func (f *fakeClient) StopCeremony(_ context.Context, id string, req workflows.StopCeremonyRequest) (client.Execution, error) {
@@ -681,5 +686,44 @@ func TestSlashApprove(t *testing.T) {
 	}
 	if len(f.reqs) != 1 || f.reqs[0].Approval != "all" {
 		t.Fatalf("requests %+v", f.reqs)
+	}
+}
+
+// TestWatchShowsDeltas: while an execution is watched, its live deltas
+// reach the transcript, and they stop before the watch's result, so the
+// completed text that follows replaces them.
+func TestWatchShowsDeltas(t *testing.T) {
+	streamed := make(chan struct{})
+	f := &fakeClient{watchAfter: streamed}
+	deltas := func(ctx context.Context, sessionID string, fn func(contract.Event)) error {
+		if sessionID != "s1" {
+			t.Errorf("deltas of session %s", sessionID)
+		}
+		fn(contract.Event{Type: contract.EventTextDelta, Text: "Hel"})
+		fn(contract.Event{Type: contract.EventTextDelta, Text: "lo"})
+		close(streamed)
+		<-ctx.Done()
+		return nil
+	}
+	m := New(context.Background(), f, Options{NoColor: true, Root: "/w", Deltas: deltas})
+	ch := make(chan tea.Msg, 8)
+	go m.watch(client.Execution{SessionID: "s1", ExecutionID: "e1"}, ch)()
+	var got []tea.Msg
+	for msg := range ch {
+		got = append(got, msg)
+		if _, ok := msg.(resultMsg); ok {
+			break
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("messages %+v, want two deltas and the result", got)
+	}
+	for _, msg := range got[:2] {
+		m, _ = step(t, m, eventMsg{msg: msg})
+	}
+	m, _ = step(t, m, eventMsg{msg: session.EventMsg{Event: contract.Event{Type: contract.EventText, Text: "Hello"}}})
+	tr := m.session.Transcript()
+	if tr[len(tr)-1] != "Hello" || strings.Count(strings.Join(tr, "|"), "Hel") != 1 {
+		t.Fatalf("transcript %q, want the completed text once, last", tr)
 	}
 }
