@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -72,7 +71,7 @@ type Event struct {
 // session's model requests until ctx ends, reconnecting after a drop.
 func (l *Local) Deltas(ctx context.Context, sessionID string, fn func(contract.Event)) error {
 	for ctx.Err() == nil {
-		err := l.Follow(ctx, sessionID, "", func(e Event) {
+		err := l.Follow(ctx, sessionID, "now", func(e Event) {
 			if e.ID == "" && (e.Event.Type == contract.EventTextDelta || e.Event.Type == contract.EventReasoningDelta) {
 				fn(e.Event)
 			}
@@ -102,17 +101,10 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("the service API answered %d: %s", e.Code, strings.TrimSpace(e.Body))
 }
 
-// Follow streams a session's events after cursor after ("" asks the
-// session's cursor first, so only what comes from now on is sent),
-// handing each to fn, until the stream or ctx ends.
+// Follow streams a session's events after cursor after (an event's id,
+// or "now": only what comes from now on), handing each to fn, until the
+// stream or ctx ends.
 func (l *Local) Follow(ctx context.Context, sessionID, after string, fn func(Event)) error {
-	if after == "" {
-		cur, err := l.cursor(ctx, sessionID)
-		if err != nil {
-			return err
-		}
-		after = strconv.Itoa(cur)
-	}
 	req, err := http.NewRequestWithContext(ctx, "GET", l.URL+"/v1/sessions/"+url.PathEscape(sessionID)+"/events?after="+url.QueryEscape(after), nil)
 	if err != nil {
 		return err
@@ -129,31 +121,6 @@ func (l *Local) Follow(ctx context.Context, sessionID, after string, fn func(Eve
 		return &StatusError{Code: resp.StatusCode, Body: string(b)}
 	}
 	return Read(resp.Body, fn)
-}
-
-// cursor reads the id of a session's last event.
-func (l *Local) cursor(ctx context.Context, sessionID string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", l.URL+"/v1/sessions/"+url.PathEscape(sessionID), nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+l.Token)
-	resp, err := l.HTTP.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if resp.StatusCode != http.StatusOK {
-		return 0, &StatusError{Code: resp.StatusCode, Body: string(b)}
-	}
-	var s struct {
-		Cursor int `json:"cursor"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return 0, fmt.Errorf("decode session %s: %w", sessionID, err)
-	}
-	return s.Cursor, nil
 }
 
 // Read parses a stream of Server-Sent Events, handing fn each event

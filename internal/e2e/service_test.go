@@ -423,6 +423,8 @@ func TestServiceDecisions(t *testing.T) {
 	if r := decide(boss, "w9", rev); r.status != 409 || !strings.Contains(r.str("error", "message"), "w1") {
 		t.Fatalf("another call: %d %s", r.status, r.raw)
 	}
+	fromNow := ci.stream("/v1/sessions/"+sid+"/events?after=now", "")
+	fromNow.until(t, "stream.opened", 10*time.Second)
 	ok := decide(boss, "w1", rev).must(t, 202)
 	if ok.str("decided_by") != "boss" {
 		t.Fatalf("decided: %s", ok.raw)
@@ -435,6 +437,10 @@ func TestServiceDecisions(t *testing.T) {
 	_ = json.Unmarshal(done[len(done)-1].data, &end)
 	if end.Result == nil || len(end.Result.ToolCalls) != 1 || end.Result.ToolCalls[0].DecidedBy != "boss" || end.Result.ToolCalls[0].Status != contract.CallCompleted {
 		t.Fatalf("the result does not record who decided: %s", done[len(done)-1].data)
+	}
+	cursor := int(view.body["cursor"].(float64))
+	if now := durable(fromNow.until(t, "completed", 30*time.Second)); now[0].id != fmt.Sprint(cursor+1) {
+		t.Fatalf("a stream from now, opened at event %d, began with %s (%s)", cursor, now[0].id, types(now))
 	}
 	if b, err := os.ReadFile(filepath.Join(e.workspace, "notes.md")); err != nil || string(b) != "hi\n" {
 		t.Fatalf("notes.md: %q %v", b, err)

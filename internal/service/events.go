@@ -116,29 +116,45 @@ var errSlow = errors.New("the client fell behind")
 func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
 	sid := r.PathValue("id")
 	after := 0
-	if c := cursor(r); c != "" {
+	switch c := cursor(r); c {
+	case "":
+	case AfterNow:
+		after = -1
+	default:
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 {
-			return errorf(http.StatusBadRequest, CodeInvalidCursor, "cursor %q: a session's event id is a number", c)
+			return errorf(http.StatusBadRequest, CodeInvalidCursor, "cursor %q: a session's event id is a number, or now", c)
 		}
 		after = n
 	}
 	if !session.ValidID(sid) {
 		return errorf(http.StatusNotFound, CodeNotFound, "no session %q: a session id is a UUID", sid)
 	}
-	wid, err := s.o.Client.FindSession(r.Context(), sid)
+	// The deltas first: a model request that streams while the session is
+	// looked up is not missed.
+	wid := workflows.SessionWorkflowID(sid)
+	deltas, cancel := s.o.Live.Subscribe(wid, s.o.StreamBuffer)
+	defer func() { cancel() }()
+	found, err := s.o.Client.FindSession(r.Context(), sid)
 	if err != nil {
 		return fromClient(err)
 	}
-	f, release := s.feeds.session(sid, wid)
+	if found != wid {
+		// A successor's id: the deltas go by the workflow's.
+		cancel()
+		deltas, cancel = s.o.Live.Subscribe(found, s.o.StreamBuffer)
+	}
+	f, release := s.feeds.session(sid, found)
 	defer release()
-	deltas, cancel := s.o.Live.Subscribe(wid, s.o.StreamBuffer)
-	defer cancel()
 	out := newSSE(w)
 	err = s.followSession(r.Context(), out, f, sid, after, deltas)
 	s.streamEnded(r, err)
 	return nil
 }
+
+// AfterNow, as a session stream's cursor, sends only what comes after
+// the stream opened: the events of a session from now on, and its deltas.
+const AfterNow = "now"
 
 // followSession sends a session's events after cursor after: those
 // before what the shared feed holds straight from the session, then the
@@ -167,6 +183,24 @@ func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, si
 	heartbeat := time.NewTicker(s.o.Heartbeat)
 	defer heartbeat.Stop()
 	caughtUp := false
+	for after < 0 {
+		// From now on: from the newest event the feed knows once it read
+		// the session.
+		head, changed, ready := f.head()
+		if ready {
+			after = head
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case d := <-deltas.C:
+			if err := out.json("", string(d.Type), d); err != nil {
+				return err
+			}
+		}
+	}
 	for {
 		evs, changed, first := f.since(after)
 		if first >= 0 && after+1 < first {
@@ -404,6 +438,20 @@ func (f *sessionFeed) since(after int) ([]numbered, <-chan struct{}, int) {
 		}
 	}
 	return out, f.changed, first
+}
+
+// head returns the id of the newest event the feed knows, and whether it
+// read the session yet (when not, the channel says when it has).
+func (f *sessionFeed) head() (int, <-chan struct{}, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.first < 0 {
+		return 0, f.changed, false
+	}
+	if n := len(f.events); n > 0 {
+		return f.events[n-1].n, f.changed, true
+	}
+	return f.first - 1, f.changed, true
 }
 
 func (f *sessionFeed) add(evs []numbered, next int) {

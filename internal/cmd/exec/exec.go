@@ -395,11 +395,14 @@ func watch(ctx context.Context, opts *ExecOptions, c Client, ex client.Execution
 }
 
 // liveText is the answer as it streamed to a terminal: text deltas are
-// printed as they come, and the result's answer then prints only when the
-// stream did not end with it.
+// printed a line at a time as they come (so the event lines on stderr
+// fall between lines, never inside one), and the result's answer then
+// prints only when the stream did not end with it.
 type liveText struct {
 	mu       sync.Mutex
 	streamed strings.Builder
+	// line is the streamed text after the last newline, not printed yet.
+	line string
 }
 
 func (l *liveText) add(out io.Writer, ev contract.Event) {
@@ -409,7 +412,11 @@ func (l *liveText) add(out io.Writer, ev contract.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.streamed.WriteString(ev.Text)
-	fmt.Fprint(out, ev.Text)
+	l.line += ev.Text
+	if i := strings.LastIndexByte(l.line, '\n'); i >= 0 {
+		fmt.Fprint(out, l.line[:i+1])
+		l.line = l.line[i+1:]
+	}
 }
 
 // rest ends the streamed text and returns the result to print after it:
@@ -421,7 +428,8 @@ func (l *liveText) rest(out io.Writer, res *contract.Result) *contract.Result {
 	if s == "" {
 		return res
 	}
-	fmt.Fprintln(out)
+	fmt.Fprintln(out, l.line)
+	l.line = ""
 	if res.Answer == "" || !strings.HasSuffix(strings.TrimSpace(s), strings.TrimSpace(res.Answer)) {
 		return res
 	}

@@ -531,6 +531,7 @@ func TestExecRunDeltas(t *testing.T) {
 		stdout string
 	}{
 		{"streamed whole", []string{"a.txt holds ", "one line."}, true, "a.txt holds one line.\n"},
+		{"lines", []string{"Read:\n- a", ".txt\n- b.txt\n", "a.txt holds one line."}, true, "Read:\n- a.txt\n- b.txt\na.txt holds one line.\n"},
 		{"earlier text, then the answer", []string{"Let me look.", "a.txt holds one line."}, true, "Let me look.a.txt holds one line.\n"},
 		{"the end lost", []string{"a.txt ho"}, true, "a.txt ho\na.txt holds one line.\n"},
 		{"off a terminal", []string{"a.txt holds one line."}, false, "a.txt holds one line.\n"},

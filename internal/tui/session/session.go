@@ -155,6 +155,7 @@ func (m *Model) add(ev contract.Event) {
 		e = &entry{kind: kind, text: label(kind, ev.Text), streaming: true}
 	case contract.EventText, contract.EventReasoning:
 		kind := string(ev.Type)
+		m.dropStale(kind)
 		switch i := m.last(kind); {
 		case i >= 0 && m.entries[i].kind == kind && m.entries[i].streaming:
 			m.entries[i].text, m.entries[i].streaming = label(kind, ev.Text), false
@@ -178,6 +179,21 @@ func (m *Model) add(ev contract.Event) {
 		return
 	}
 	m.entries = append(m.entries, e)
+}
+
+// dropStale removes the streaming entries of kind that a completed event
+// does not replace: text that streamed before events which came between
+// (the deltas outran them), and which the completed text stands in for.
+func (m *Model) dropStale(kind string) {
+	keep := m.last(kind)
+	kept := m.entries[:0:0]
+	for i, e := range m.entries {
+		if e.streaming && e.kind == kind && i != keep {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	m.entries = kept
 }
 
 // last returns the index of the entry a text or reasoning event of kind
