@@ -635,3 +635,85 @@ func TestServiceJob(t *testing.T) {
 		t.Fatalf("history does not name who approved the merge:\n%s", hist.stdout)
 	}
 }
+
+// TestServicePlan runs a plan through the API: its status changes come
+// on its stream; approving its commands and then declining its card end
+// it declined; a decision that names the card while the commands wait is
+// a conflict.
+func TestServicePlan(t *testing.T) {
+	model := agenttest.NewServer(t, planReply)
+	e := newEnv(t, model.URL)
+	calcRepo(t, e)
+	e.writeSettings(serviceSettings(e.workspace, ""))
+	d := e.start()
+	a := localAPI(t, d.info.ServiceURL, e.stateDir)
+	id := a.do("POST", "/v1/plans", map[string]any{"brief": planBrief}).must(t, 201).str("plan", "id")
+	events := a.stream("/v1/plans/"+id+"/events", "")
+	status := func(ev sseEvent) string {
+		var c struct {
+			Status string `json:"status"`
+		}
+		_ = json.Unmarshal(ev.data, &c)
+		return c.Status
+	}
+	until := func(want string) []sseEvent {
+		var got []sseEvent
+		for {
+			evs := events.until(t, "plan.status", 3*time.Minute)
+			got = append(got, evs...)
+			if status(evs[len(evs)-1]) == want {
+				return got
+			}
+		}
+	}
+	first := until("awaiting_approval")
+	if r := a.do("POST", "/v1/plans/"+id+"/decisions", map[string]any{"decision": "decline"}); r.status != 409 {
+		t.Fatalf("the card declined while the commands wait: %d %s", r.status, r.raw)
+	}
+	a.do("POST", "/v1/plans/"+id+"/decisions", map[string]any{"decision": "approve"}).must(t, 200)
+	for {
+		r := a.do("GET", "/v1/plans/"+id, nil).must(t, 200)
+		if r.str("plan", "status") == "awaiting_approval" && r.str("plan", "pending", "kind") == "approval" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r := a.do("POST", "/v1/plans/"+id+"/decisions", map[string]any{"decision": "decline", "reason": "not now"}).must(t, 200); r.str("plan", "status") != "declined" {
+		t.Fatalf("declined: %s", r.raw)
+	}
+	rest := until("declined")
+	all := durable(append(first, rest...))
+	if status(all[0]) != "decomposing" && status(all[0]) != "awaiting_approval" {
+		t.Fatalf("the first change: %s", all[0].data)
+	}
+	again := durable(a.stream("/v1/plans/"+id+"/events", all[0].id).until(t, "plan.status", time.Minute))
+	if again[0].id != all[1].id {
+		t.Fatalf("after %s the stream gave %s, not %s", all[0].id, again[0].id, all[1].id)
+	}
+}
+
+// TestServiceCancel cancels a running turn by its execution id: the
+// turn ends interrupted; another execution's id is refused.
+func TestServiceCancel(t *testing.T) {
+	held := make(chan struct{})
+	t.Cleanup(func() { close(held) })
+	model := agenttest.NewServer(t, func(agenttest.Request) agenttest.Reply { return agenttest.Reply{Text: "late", Wait: held} })
+	e := newEnv(t, model.URL)
+	e.writeSettings(serviceSettings(e.workspace, ""))
+	d := e.start()
+	a := localAPI(t, d.info.ServiceURL, e.stateDir)
+	sid := a.do("POST", "/v1/sessions", map[string]any{}).must(t, 201).str("id")
+	events := a.stream("/v1/sessions/"+sid+"/events", "")
+	exec := a.do("POST", "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "wait"}, "Idempotency-Key", "cancel-turn-0000001").must(t, 202).str("execution_id")
+	events.until(t, "session", 30*time.Second)
+	if r := a.do("POST", "/v1/sessions/"+sid+"/cancel", map[string]any{"execution_id": "api-other"}); r.status != 409 || !strings.Contains(r.str("error", "message"), exec) {
+		t.Fatalf("another execution cancelled: %d %s", r.status, r.raw)
+	}
+	a.do("POST", "/v1/sessions/"+sid+"/cancel", map[string]any{"execution_id": exec}).must(t, 202)
+	end := events.until(t, "failed", 30*time.Second)
+	var ev contract.Event
+	_ = json.Unmarshal(end[len(end)-1].data, &ev)
+	if ev.Result == nil || ev.Result.Status != contract.Interrupted {
+		t.Fatalf("the cancelled turn ended %s", end[len(end)-1].data)
+	}
+}
