@@ -27,7 +27,7 @@ func (d *Daemon) openService(o Options, set *settings.Loaded, deltas *live.Broke
 	}
 	c := axlrclient.New(d.temporal, d.info.HostID, &set.Settings, o.Getenv)
 	s, err := service.New(service.Options{Settings: svc, Client: c, Live: deltas, StateDir: o.StateDir,
-		Model: set.Settings.Model, Ready: r.checks, Log: d.log.With().Str("component", "service").Logger()})
+		Model: set.Settings.Model, Ready: r.checks, Heartbeat: svc.Heartbeat(), Log: d.log.With().Str("component", "service").Logger()})
 	if err != nil {
 		return err
 	}

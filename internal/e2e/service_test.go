@@ -699,13 +699,32 @@ func TestServiceCancel(t *testing.T) {
 	t.Cleanup(func() { close(held) })
 	model := agenttest.NewServer(t, func(agenttest.Request) agenttest.Reply { return agenttest.Reply{Text: "late", Wait: held} })
 	e := newEnv(t, model.URL)
-	e.writeSettings(serviceSettings(e.workspace, ""))
+	e.writeSettings(serviceSettings(e.workspace, `, "heartbeat_seconds": 1`))
 	d := e.start()
 	a := localAPI(t, d.info.ServiceURL, e.stateDir)
 	sid := a.do("POST", "/v1/sessions", map[string]any{}).must(t, 201).str("id")
 	events := a.stream("/v1/sessions/"+sid+"/events", "")
 	exec := a.do("POST", "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "wait"}, "Idempotency-Key", "cancel-turn-0000001").must(t, 202).str("execution_id")
 	events.until(t, "session", 30*time.Second)
+	// While the model holds its answer, the stream's heartbeats keep it
+	// open: a comment each second.
+	req, _ := http.NewRequest("GET", a.url+"/v1/sessions/"+sid+"/events?after=now", nil)
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := 0
+	sc := bufio.NewScanner(resp.Body)
+	for deadline := time.Now().Add(10 * time.Second); beats < 2 && time.Now().Before(deadline) && sc.Scan(); {
+		if sc.Text() == ": heartbeat" {
+			beats++
+		}
+	}
+	resp.Body.Close()
+	if beats < 2 {
+		t.Fatalf("%d heartbeats on an idle stream", beats)
+	}
 	if r := a.do("POST", "/v1/sessions/"+sid+"/cancel", map[string]any{"execution_id": "api-other"}); r.status != 409 || !strings.Contains(r.str("error", "message"), exec) {
 		t.Fatalf("another execution cancelled: %d %s", r.status, r.raw)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Service configures axlrd's HTTP service API (internal/service).
@@ -37,6 +38,9 @@ type Service struct {
 	Clients []ServiceClient `json:"clients,omitempty"`
 	// TLS serves the API over TLS.
 	TLS ServiceTLS `json:"tls,omitzero"`
+	// HeartbeatSeconds is the pause between an event stream's heartbeat
+	// comments, 1 to 300 (0: 15): under a proxy's idle timeout.
+	HeartbeatSeconds int `json:"heartbeat_seconds,omitempty"`
 }
 
 // ServiceToken is a bearer token's identity: its name, the hex sha256 of
@@ -83,6 +87,18 @@ const (
 // Roles are the service's roles.
 var Roles = []string{RoleSessionClient, RoleApprover, RoleJobOperator, RoleAdmin}
 
+// DefaultHeartbeatSeconds is service.heartbeat_seconds when settings
+// name none; MaxHeartbeatSeconds bounds it.
+const (
+	DefaultHeartbeatSeconds = 15
+	MaxHeartbeatSeconds     = 300
+)
+
+// Heartbeat returns service.heartbeat_seconds as a duration.
+func (s Service) Heartbeat() time.Duration {
+	return time.Duration(cmp.Or(s.HeartbeatSeconds, DefaultHeartbeatSeconds)) * time.Second
+}
+
 // ListenAddress returns service.listen with its default; "" when off.
 func (s Service) ListenAddress() string { return serviceAddress(s.Listen, DefaultServiceListen) }
 
@@ -124,6 +140,9 @@ func (s Service) validate() error {
 		if _, port, err := net.SplitHostPort(a.addr); err != nil || port == "" {
 			return fmt.Errorf("%s %q: want host:port, such as %s, or off", a.key, a.addr, DefaultServiceListen)
 		}
+	}
+	if err := inRange("service.heartbeat_seconds", s.HeartbeatSeconds, MaxHeartbeatSeconds, DefaultHeartbeatSeconds); err != nil {
+		return err
 	}
 	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
 		return errors.New("service.tls: cert and key go together: name both files, or neither")
