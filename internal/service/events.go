@@ -182,6 +182,20 @@ func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, si
 	}
 	heartbeat := time.NewTicker(s.o.Heartbeat)
 	defer heartbeat.Stop()
+	// wait sends the live deltas and the heartbeats until changed is
+	// closed, or ctx ends.
+	wait := func(changed <-chan struct{}) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+			return nil
+		case d := <-deltas.C:
+			return out.json("", string(d.Type), d)
+		case <-heartbeat.C:
+			return out.comment("heartbeat")
+		}
+	}
 	caughtUp := false
 	for after < 0 {
 		// From now on: from the newest event the feed knows once it read
@@ -191,14 +205,8 @@ func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, si
 			after = head
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		case d := <-deltas.C:
-			if err := out.json("", string(d.Type), d); err != nil {
-				return err
-			}
+		if err := wait(changed); err != nil {
+			return err
 		}
 	}
 	for {
@@ -235,18 +243,8 @@ func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, si
 			return err
 		}
 		caughtUp = first >= 0
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		case d := <-deltas.C:
-			if err := out.json("", string(d.Type), d); err != nil {
-				return err
-			}
-		case <-heartbeat.C:
-			if err := out.comment("heartbeat"); err != nil {
-				return err
-			}
+		if err := wait(changed); err != nil {
+			return err
 		}
 	}
 }
