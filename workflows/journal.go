@@ -27,13 +27,11 @@ func (j *Journal) emit(ev contract.Event) {
 // page answers a progress query on execution ex from cursor after: at
 // most MaxEventsPerQuery events, and the result with the last page.
 func (j *Journal) page(ex *ExecutionState, sessionID string, after int) Progress {
-	after = max(after, ex.EventFrom, j.EventBase)
-	p := Progress{ExecutionID: ex.ID, SessionID: sessionID, Running: ex.Result == nil, Next: j.cursor(), Result: ex.Result}
-	if after < j.cursor() {
-		end := min(j.cursor(), after+MaxEventsPerQuery)
-		p.Events = slices.Clone(j.Events[after-j.EventBase : end-j.EventBase])
-		p.Next = end
-		if end < j.cursor() {
+	e := j.eventsPage(max(after, ex.EventFrom))
+	p := Progress{ExecutionID: ex.ID, SessionID: sessionID, Running: ex.Result == nil, Next: e.Next, Result: ex.Result}
+	if len(e.Events) > 0 {
+		p.Events = e.Events
+		if e.Next < j.cursor() {
 			// The rest comes with the next query; so does the result.
 			p.Running, p.Result = true, nil
 		}

@@ -125,10 +125,7 @@ func (s *sessionRun) registerAPI(ctx workflow.Context) error {
 // (completed, decision.required, failed), as the runtime contract has the
 // service do: the page's events are copies, the journal keeps none.
 func (st *SessionState) attachResults(p *EventsPage) {
-	execs := slices.Clone(st.Recent)
-	if ex := st.Execution; ex != nil && (len(execs) == 0 || execs[len(execs)-1].ID != ex.ID) {
-		execs = append(execs, *ex)
-	}
+	execs := st.executions()
 	for i := range p.Events {
 		switch p.Events[i].Type {
 		case contract.EventCompleted, contract.EventDecisionRequired, contract.EventFailed:
@@ -166,11 +163,8 @@ func (s *sessionRun) view() (SessionView, error) {
 	if ex := st.Execution; ex != nil {
 		v.Execution = ex.ID
 	}
-	for _, r := range st.Recent {
+	for _, r := range st.executions() {
 		v.Executions = append(v.Executions, ExecutionRef{ID: r.ID, Digest: r.Digest})
-	}
-	if ex := st.Execution; ex != nil && (len(st.Recent) == 0 || st.Recent[len(st.Recent)-1].ID != ex.ID) {
-		v.Executions = append(v.Executions, ExecutionRef{ID: ex.ID, Digest: ex.Digest})
 	}
 	if len(st.Recent) > 0 {
 		v.Result = st.resultOf(st.Recent[len(st.Recent)-1])
@@ -189,13 +183,22 @@ func (s *sessionRun) sameRequest(id, digest string) error {
 	if digest == "" {
 		return nil
 	}
-	refs, _ := s.view()
-	for _, e := range refs.Executions {
+	for _, e := range s.st.executions() {
 		if e.ID == id && e.Digest != "" && e.Digest != digest {
 			return fmt.Errorf("%s: execution %s was started by another request under the same key", IdempotencyConflict, id)
 		}
 	}
 	return nil
+}
+
+// executions are the recent executions and the current one, oldest
+// first: the current one is the last of Recent once it has ended.
+func (st *SessionState) executions() []ExecutionState {
+	out := slices.Clone(st.Recent)
+	if ex := st.Execution; ex != nil && (len(out) == 0 || out[len(out)-1].ID != ex.ID) {
+		out = append(out, *ex)
+	}
+	return out
 }
 
 // decidedBy records who decided call id: the identity the service API
