@@ -49,17 +49,14 @@ func (c *Client) SessionView(ctx context.Context, sessionID string) (workflows.S
 	return view, nil
 }
 
-// SessionEvents returns a session's events after cursor after (its
-// events are numbered from 1; after 0 is from the first). The current run
+// SessionEvents returns the events of the session whose workflow is wid
+// (FindSession names it) after cursor after (its events are numbered
+// from 1; after 0 is from the first). The current run
 // holds the recent ones; older ones are asked of the runs before it,
 // which continue-as-new closed. Events that no run holds any more (past
 // the journal's bound) are skipped: the page's From then says where it
 // starts.
-func (c *Client) SessionEvents(ctx context.Context, sessionID string, after int) (workflows.EventsPage, error) {
-	wid, err := c.FindSession(ctx, sessionID)
-	if err != nil {
-		return workflows.EventsPage{}, err
-	}
+func (c *Client) SessionEvents(ctx context.Context, wid string, after int) (workflows.EventsPage, error) {
 	page, err := c.eventsOf(ctx, wid, "", after)
 	if err != nil || after >= page.Base {
 		return page, err

@@ -20,22 +20,9 @@ type Broker struct {
 }
 
 // Sub is one subscription: C receives the events of its key, in the order
-// they were published, until Cancel.
+// they were published, until it is cancelled.
 type Sub struct {
 	C chan contract.Event
-	// dropped counts events that found C full.
-	mu      sync.Mutex
-	dropped int
-}
-
-// Dropped returns how many events found the subscription's buffer full
-// since the last call.
-func (s *Sub) Dropped() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.dropped
-	s.dropped = 0
-	return n
 }
 
 // Subscribe subscribes to key's events with a buffer of size events; the
@@ -66,7 +53,7 @@ func (b *Broker) Subscribe(key string, size int) (*Sub, func()) {
 }
 
 // Publish hands ev to every subscriber of key without waiting: a
-// subscriber whose buffer is full loses it (Dropped counts it).
+// subscriber whose buffer is full loses it.
 func (b *Broker) Publish(key string, ev contract.Event) {
 	if b == nil {
 		return
@@ -77,20 +64,6 @@ func (b *Broker) Publish(key string, ev contract.Event) {
 		select {
 		case s.C <- ev:
 		default:
-			s.mu.Lock()
-			s.dropped++
-			s.mu.Unlock()
 		}
 	}
-}
-
-// Subscribers reports whether key has a subscriber: a publisher may skip
-// the work of an event nobody reads.
-func (b *Broker) Subscribers(key string) bool {
-	if b == nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.subs[key]) > 0
 }

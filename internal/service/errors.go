@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"go.temporal.io/api/serviceerror"
 
@@ -129,11 +130,8 @@ func fromClient(err error) *apiError {
 	return errorf(http.StatusInternalServerError, CodeInternal, "%s", firstLine(err.Error()))
 }
 
+// firstLine is s up to its first newline.
 func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

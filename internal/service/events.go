@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,7 +148,7 @@ func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request, _ Identit
 	f, release := s.feeds.session(sid, found)
 	defer release()
 	out := newSSE(w)
-	err = s.followSession(r.Context(), out, f, sid, after, deltas)
+	err = s.followSession(r.Context(), out, f, found, after, deltas)
 	s.streamEnded(r, err)
 	return nil
 }
@@ -159,7 +160,7 @@ const AfterNow = "now"
 // followSession sends a session's events after cursor after: those
 // before what the shared feed holds straight from the session, then the
 // feed's, with the live deltas and the heartbeats between them.
-func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, sid string, after int, deltas *live.Sub) error {
+func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, wid string, after int, deltas *live.Sub) error {
 	if err := out.json("", EventStreamOpened, openedNote); err != nil {
 		return err
 	}
@@ -213,7 +214,7 @@ func (s *Server) followSession(ctx context.Context, out *sse, f *sessionFeed, si
 		evs, changed, first := f.since(after)
 		if first >= 0 && after+1 < first {
 			// Older than what the feed holds: ask the session itself.
-			page, err := s.o.Client.SessionEvents(ctx, sid, after)
+			page, err := s.o.Client.SessionEvents(ctx, wid, after)
 			if err != nil {
 				return err
 			}
@@ -319,7 +320,7 @@ func (s *Server) followChanges(w http.ResponseWriter, r *http.Request, wid strin
 			case err := <-ended:
 				// Say why the stream ends; the client resumes from
 				// its cursor.
-				err = cmpErr(err, errors.New("the history's follow ended"))
+				err = cmp.Or(err, errors.New("the history's follow ended"))
 				e := fromClient(err)
 				_ = out.json("", EventStreamError, errorDetail{Code: e.code, Message: e.message, RequestID: w.Header().Get(HeaderRequestID)})
 				return err
@@ -344,13 +345,6 @@ func (s *Server) followChanges(w http.ResponseWriter, r *http.Request, wid strin
 	}()
 	s.streamEnded(r, err)
 	return nil
-}
-
-func cmpErr(err, dflt error) error {
-	if err != nil {
-		return err
-	}
-	return dflt
 }
 
 // numbered is a session event with its id (its 1-based place in the
@@ -492,7 +486,7 @@ func (fs *feeds) follow(ctx context.Context, f *sessionFeed, sid, wid string) {
 			f.add(nil, next)
 		}
 		for {
-			page, err := fs.client.SessionEvents(ctx, sid, next)
+			page, err := fs.client.SessionEvents(ctx, wid, next)
 			if err != nil {
 				fs.log.Debug().Err(err).Str("session", sid).Msg("session feed: read events")
 				break
