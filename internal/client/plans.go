@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,6 +27,10 @@ type PlanLaunch struct {
 	Brief string
 	Root  string
 	Model string
+	// Key, when set, names the launch (the service API's idempotency
+	// key): the plan's id and its session's derive from it, so a retry
+	// returns the plan the first launch started.
+	Key string
 }
 
 // LaunchPlan starts a plan's workflow, under the client's settings
@@ -41,6 +46,11 @@ func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, e
 	if err != nil {
 		return plans.Record{}, fmt.Errorf("start plan: %w", err)
 	}
+	if in.Key != "" {
+		sum := sha256.Sum256([]byte("plan\x00" + in.Key))
+		copy(random[:], sum[:])
+		sid = keyedID("plan-session", in.Key)
+	}
 	model := cmp.Or(in.Model, set.Model)
 	now := time.Now().UTC()
 	rec := plans.Record{ID: plans.ID(in.Brief, random), Status: plans.Decomposing, Brief: in.Brief, Root: in.Root,
@@ -51,6 +61,14 @@ func (c *Client) LaunchPlan(ctx context.Context, in PlanLaunch) (plans.Record, e
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 	}, workflows.PlanWorkflow, workflows.PlanInput{Record: rec, SessionID: sid, Host: c.hostID,
 		Model: rec.PlannerModel, TaskModel: model, AutoApprove: set.Plan.AutoApprove})
+	if in.Key != "" && errors.As(err, new(*serviceerror.WorkflowExecutionAlreadyStarted)) {
+		// A retried launch: the plan its key started.
+		started, perr := c.Plan(ctx, rec.ID)
+		if perr == nil && started.Brief != in.Brief {
+			return plans.Record{}, &RefusedError{Message: fmt.Sprintf("%s: plan %s was started by another request under the same key", workflows.IdempotencyConflict, rec.ID)}
+		}
+		return started, perr
+	}
 	if err != nil {
 		return plans.Record{}, c.refused(err)
 	}

@@ -9,22 +9,30 @@ import (
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 
+	"github.com/google/uuid"
+
 	"github.com/underpass-ai/axlr/session"
 	"github.com/underpass-ai/axlr/workflows"
 )
 
 // CreateSession starts an idle session on this host with the defaults its
 // turns take, and returns its id. The service API creates its sessions
-// so; a prompt (Execute) runs in it.
-func (c *Client) CreateSession(ctx context.Context, d workflows.SessionDefaults) (string, error) {
+// so; a prompt (Execute) runs in it. A key, when set, names the creation:
+// the session's id derives from it, so a retry gets the session the
+// first one made (the caller compares its defaults).
+func (c *Client) CreateSession(ctx context.Context, d workflows.SessionDefaults, key string) (string, error) {
 	sid, err := session.NewID()
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
+	conflict := enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	if key != "" {
+		sid, conflict = keyedID("session", key), enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	}
 	_, err = c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID:                       workflows.SessionWorkflowID(sid),
 		TaskQueue:                c.taskQueue(),
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDConflictPolicy: conflict,
 	}, workflows.SessionWorkflow, workflows.SessionInput{SessionID: sid, Host: c.hostID, Defaults: &d})
 	if err != nil {
 		return "", fmt.Errorf("create session %s: %w", sid, c.reached(err))
@@ -131,4 +139,10 @@ func (c *Client) ExecuteKeyed(ctx context.Context, sessionID, updateID string, r
 // DecideKeyed is ExecuteKeyed for a decision.
 func (c *Client) DecideKeyed(ctx context.Context, sessionID, updateID string, req workflows.DecideRequest) (Execution, error) {
 	return c.update(ctx, sessionID, updateID, workflows.UpdateDecide, req)
+}
+
+// keyedID is the session id a key names: a name-based (version 5) UUID,
+// which the session store takes as it takes a random one.
+func keyedID(kind, key string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(kind+"\x00"+key)).String()
 }

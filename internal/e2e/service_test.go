@@ -302,8 +302,14 @@ func TestServiceSessionTurn(t *testing.T) {
 	if r := anon.do("POST", "/v1/sessions", map[string]any{}); r.status != 401 || r.str("error", "code") != "unauthenticated" || r.str("error", "request_id") == "" {
 		t.Fatalf("without a token: %d %s", r.status, r.raw)
 	}
-	s := a.do("POST", "/v1/sessions", map[string]any{"mode": "normal"}).must(t, 201)
+	s := a.do("POST", "/v1/sessions", map[string]any{"mode": "normal"}, "Idempotency-Key", "create-session-0001").must(t, 201)
 	sid := s.str("id")
+	if again := a.do("POST", "/v1/sessions", map[string]any{"mode": "normal"}, "Idempotency-Key", "create-session-0001").must(t, 201); again.str("id") != sid {
+		t.Fatalf("a retried creation made session %s, not %s", again.str("id"), sid)
+	}
+	if r := a.do("POST", "/v1/sessions", map[string]any{"mode": "review"}, "Idempotency-Key", "create-session-0001"); r.status != 409 || r.str("error", "code") != "idempotency_conflict" {
+		t.Fatalf("another creation under the key: %d %s", r.status, r.raw)
+	}
 	if s.str("state") != "idle" || s.str("root") == "" || s.str("created_by") != "local" {
 		t.Fatalf("created: %s", s.raw)
 	}
@@ -647,7 +653,10 @@ func TestServicePlan(t *testing.T) {
 	e.writeSettings(serviceSettings(e.workspace, ""))
 	d := e.start()
 	a := localAPI(t, d.info.ServiceURL, e.stateDir)
-	id := a.do("POST", "/v1/plans", map[string]any{"brief": planBrief}).must(t, 201).str("plan", "id")
+	id := a.do("POST", "/v1/plans", map[string]any{"brief": planBrief}, "Idempotency-Key", "create-plan-000001").must(t, 201).str("plan", "id")
+	if again := a.do("POST", "/v1/plans", map[string]any{"brief": planBrief}, "Idempotency-Key", "create-plan-000001").must(t, 201); again.str("plan", "id") != id {
+		t.Fatalf("a retried launch started plan %s, not %s", again.str("plan", "id"), id)
+	}
 	events := a.stream("/v1/plans/"+id+"/events", "")
 	status := func(ev sseEvent) string {
 		var c struct {

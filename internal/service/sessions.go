@@ -57,6 +57,10 @@ type sessionDefaults struct {
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, id Identity) *apiError {
+	key, kerr := idempotencyKey(r, false)
+	if kerr != nil {
+		return kerr
+	}
 	var req createSessionRequest
 	if _, err := decode(w, r, &req); err != nil {
 		return err
@@ -80,9 +84,26 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, id Identi
 		return err
 	}
 	d.Root = root
-	sid, cerr := s.o.Client.CreateSession(r.Context(), d)
+	if key != "" {
+		// A caller's keys are its own.
+		key = id.Name + "\x00" + key
+	}
+	sid, cerr := s.o.Client.CreateSession(r.Context(), d, key)
 	if cerr != nil {
 		return fromClient(cerr)
+	}
+	if key != "" {
+		// A retry gets the session the key made, if it was made with
+		// the same request.
+		v, verr := s.view(r, sid)
+		if verr != nil {
+			return verr
+		}
+		if was, _ := json.Marshal(v.Defaults); v.Defaults == nil || string(was) != mustJSON(d) {
+			return errorf(http.StatusConflict, CodeIdempotencyConflict, "%s: session %s was created by another request under the same key", workflows.IdempotencyConflict, sid)
+		}
+		writeJSON(w, http.StatusCreated, sessionFrom(v))
+		return nil
 	}
 	s.keepDefaults(sid, sessionDefaults{d: d})
 	writeJSON(w, http.StatusCreated, sessionOut{ID: sid, State: workflows.SessionIdle, Model: d.Model, Root: d.Root,
@@ -95,6 +116,12 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ Identity) 
 	if err != nil {
 		return err
 	}
+	writeJSON(w, http.StatusOK, sessionFrom(v))
+	return nil
+}
+
+// sessionFrom is a session's answer from its view.
+func sessionFrom(v workflows.SessionView) sessionOut {
 	out := sessionOut{ID: v.SessionID, State: v.State, Revision: v.Revision, Model: v.Model, Root: v.Root, Mode: cmp.Or(v.Mode, "normal"),
 		Current: v.Current, Sessions: v.Sessions, Execution: v.Execution, Pending: v.Pending, Result: v.Result, Cursor: v.Cursor}
 	if d := v.Defaults; d != nil {
@@ -103,8 +130,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, _ Identity) 
 			out.Mode = cmp.Or(d.Mode, out.Mode)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out
 }
 
 // view reads a session's view; an id that is not a session's is 404.
@@ -377,4 +403,10 @@ func idempotencyKey(r *http.Request, required bool) (string, *apiError) {
 func executionID(sid, key string) string {
 	sum := sha256.Sum256([]byte(sid + "\x00" + key))
 	return "api-" + hex.EncodeToString(sum[:16])
+}
+
+// mustJSON is v's JSON, which a value of ours always has.
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

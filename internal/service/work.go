@@ -51,7 +51,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request, id Identity) 
 	}
 	launch := workflows.LaunchRequest{Kind: kind, Brief: req.Brief, Model: req.Model, Person: true}
 	if key != "" {
-		sum := sha256.Sum256([]byte("job\x00" + key))
+		sum := sha256.Sum256([]byte("job\x00" + id.Name + "\x00" + key))
 		launch.RequestID = "api-" + hex.EncodeToString(sum[:16])
 	}
 	rec, err := s.o.Client.LaunchJob(r.Context(), launch)
@@ -199,7 +199,14 @@ type createPlanRequest struct {
 	Model string `json:"model,omitempty"`
 }
 
-func (s *Server) createPlan(w http.ResponseWriter, r *http.Request, _ Identity) *apiError {
+func (s *Server) createPlan(w http.ResponseWriter, r *http.Request, id Identity) *apiError {
+	key, kerr := idempotencyKey(r, false)
+	if kerr != nil {
+		return kerr
+	}
+	if key != "" {
+		key = id.Name + "\x00" + key
+	}
 	var req createPlanRequest
 	if _, err := decode(w, r, &req); err != nil {
 		return err
@@ -217,9 +224,9 @@ func (s *Server) createPlan(w http.ResponseWriter, r *http.Request, _ Identity) 
 	if cmp.Or(req.Model, s.o.Model) == "" {
 		return errorf(http.StatusBadRequest, CodeInvalidArgument, "model: name one; axlrd's settings give no default model")
 	}
-	rec, cerr := s.o.Client.LaunchPlan(r.Context(), client.PlanLaunch{Brief: req.Brief, Root: root, Model: req.Model})
+	rec, cerr := s.o.Client.LaunchPlan(r.Context(), client.PlanLaunch{Brief: req.Brief, Root: root, Model: req.Model, Key: key})
 	if cerr != nil {
-		return fromClient(cerr)
+		return turnRefused(cerr)
 	}
 	writeJSON(w, http.StatusCreated, planOut{Plan: rec})
 	return nil
