@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -473,7 +474,9 @@ func (fs *feeds) follow(ctx context.Context, f *sessionFeed, sid, wid string) {
 	next := -1
 	for ctx.Err() == nil {
 		if next < 0 {
-			v, err := fs.client.SessionView(ctx, sid)
+			// A page from past the end is empty, and its Next is the
+			// session's cursor: where the feed starts.
+			page, err := fs.client.SessionEvents(ctx, wid, math.MaxInt32)
 			if err != nil {
 				select {
 				case <-ctx.Done():
@@ -482,7 +485,7 @@ func (fs *feeds) follow(ctx context.Context, f *sessionFeed, sid, wid string) {
 				}
 				continue
 			}
-			next = v.Cursor
+			next = page.Next
 			f.add(nil, next)
 		}
 		for {

@@ -114,6 +114,9 @@ func (s *Server) decideJob(w http.ResponseWriter, r *http.Request, id Identity) 
 	if _, err := decode(w, r, &req); err != nil {
 		return err
 	}
+	if !workID(jid) {
+		return errorf(http.StatusNotFound, CodeNotFound, "no job %q", jid)
+	}
 	c, ctx := s.o.Client, r.Context()
 	switch req.Decision {
 	case "approve", "deny", "decline":
@@ -137,9 +140,6 @@ func (s *Server) decideJob(w http.ResponseWriter, r *http.Request, id Identity) 
 		if err := need(id, req.Decision+" a job", settings.RoleJobOperator); err != nil {
 			return err
 		}
-		if _, err := s.job(r, jid); err != nil {
-			return err
-		}
 		var view workflows.QueueView
 		var err error
 		if req.Decision == "queue" {
@@ -157,9 +157,6 @@ func (s *Server) decideJob(w http.ResponseWriter, r *http.Request, id Identity) 
 		writeJSON(w, http.StatusOK, jobOut{Job: rec, Queue: &view, By: id.Name})
 	case "recover":
 		if err := need(id, "recover a job", settings.RoleJobOperator); err != nil {
-			return err
-		}
-		if _, err := s.job(r, jid); err != nil {
 			return err
 		}
 		rec, err := c.RecoverJob(ctx, jid, req.Model)
@@ -281,6 +278,9 @@ func (s *Server) decidePlan(w http.ResponseWriter, r *http.Request, id Identity)
 	if _, err := decode(w, r, &req); err != nil {
 		return err
 	}
+	if !workID(pid) {
+		return errorf(http.StatusNotFound, CodeNotFound, "no plan %q", pid)
+	}
 	c, ctx := s.o.Client, r.Context()
 	switch req.Decision {
 	case "approve", "return", "decline":
@@ -302,9 +302,6 @@ func (s *Server) decidePlan(w http.ResponseWriter, r *http.Request, id Identity)
 		writeJSON(w, http.StatusOK, planOut{Plan: after, By: id.Name})
 	case "recover":
 		if err := need(id, "recover a plan", settings.RoleJobOperator); err != nil {
-			return err
-		}
-		if _, err := s.plan(r, pid); err != nil {
 			return err
 		}
 		rec, err := c.RecoverPlan(ctx, pid)
