@@ -572,10 +572,7 @@ func Register(w worker.Registry, acts *activities.Session, cer *activities.Cerem
 func (o *Options) fill(set *settings.Loaded) error {
 	d := set.Daemon
 	if o.StateDir == "" {
-		o.StateDir = d.StateDir
-	}
-	if o.StateDir == "" {
-		dir, err := settings.DefaultStateDir(o.Getenv)
+		dir, err := d.StateDirOr(o.Getenv)
 		if err != nil {
 			return err
 		}

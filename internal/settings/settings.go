@@ -474,6 +474,15 @@ func DefaultStateDir(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "axlr"), nil
 }
 
+// StateDirOr returns daemon.state_dir (AXLR_STATE_DIR over it), else
+// DefaultStateDir: where axlrd keeps its state when no flag names it.
+func (d Daemon) StateDirOr(getenv func(string) string) (string, error) {
+	if d.StateDir != "" {
+		return d.StateDir, nil
+	}
+	return DefaultStateDir(getenv)
+}
+
 // xdgDir is an XDG base directory: the variable when it holds an absolute
 // path (the spec ignores relative ones), else the fallback under $HOME.
 func xdgDir(getenv func(string) string, variable, fallback string) (string, error) {

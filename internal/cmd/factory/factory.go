@@ -116,11 +116,9 @@ func (f *Factory) Deltas(ctx context.Context, sessionID string, fn func(contract
 	if err != nil {
 		return err
 	}
-	dir := set.Daemon.StateDir
-	if dir == "" {
-		if dir, err = settings.DefaultStateDir(getenv); err != nil {
-			return err
-		}
+	dir, err := set.Daemon.StateDirOr(getenv)
+	if err != nil {
+		return err
 	}
 	api, err := apiclient.FindLocal(dir)
 	if err != nil {
